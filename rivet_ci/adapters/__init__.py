@@ -1,0 +1,1 @@
+"""Adapters at the edge: live preflight, state history, git and GitHub."""

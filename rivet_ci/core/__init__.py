@@ -1,0 +1,1 @@
+"""The pure planner core: no I/O, only functions over frozen models."""
