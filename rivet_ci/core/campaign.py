@@ -1,0 +1,84 @@
+"""The campaign view over exports planned together (spec §6).
+
+Orders exports, groups them into waves, warns about shared-source collisions, and — following
+the product note rather than rivet's code — flags `isolate_on_source` only on the heavy members of
+a source group that has at least two heavy exports. Score, class and wave never change here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rivet_ci.core.recommendation import HEAVY_COST, Campaign, ExportRecommendation, Reason, Wave
+
+
+def campaign_order(recommendations: Sequence[ExportRecommendation]) -> list[ExportRecommendation]:
+    """Score descending, then name ascending: a total order (names are unique)."""
+    return sorted(recommendations, key=lambda r: (-r.priority_score, r.export_name))
+
+
+def group_members(
+    recommendations: Sequence[ExportRecommendation],
+) -> dict[str, list[ExportRecommendation]]:
+    """Members of each source group, in config order."""
+    groups: dict[str, list[ExportRecommendation]] = {}
+    for rec in recommendations:
+        if rec.source_group is not None:
+            groups.setdefault(rec.source_group, []).append(rec)
+    return groups
+
+
+def source_group_warning(group: str, members: Sequence[ExportRecommendation]) -> str | None:
+    """The campaign warning for one group, or None (members in config order)."""
+    if len(members) < 2:
+        return None
+    heavy = [m.export_name for m in members if m.cost_class in HEAVY_COST]
+    if len(heavy) >= 2:
+        return (f"Source group '{group}': {len(heavy)} heavy-cost exports ({', '.join(heavy)}) "
+                f"— avoid running them concurrently; stagger or isolate.")
+    if len(members) >= 3:
+        return (f"Source group '{group}': {len(members)} exports share this source — stagger "
+                f"large runs to reduce replica pressure.")
+    return None
+
+
+def isolation_reason(group: str) -> Reason:
+    return Reason(kind="shared_source_heavy_conflict", message=(
+        f"Shared source group '{group}' has multiple heavy exports — run this export alone on "
+        f"that source."))
+
+
+def build_campaign(
+    recommendations: Sequence[ExportRecommendation],
+) -> tuple[list[ExportRecommendation], Campaign]:
+    """Apply isolation flags and build the campaign view.
+
+    Returns the recommendations (config order, isolation applied) and the campaign.
+    """
+    groups = group_members(recommendations)
+    isolated: dict[str, str] = {}
+    for group, members in groups.items():
+        heavy = [m for m in members if m.cost_class in HEAVY_COST]
+        if len(heavy) >= 2:
+            for member in heavy:
+                isolated[member.export_name] = group
+    updated = [
+        rec.model_copy(update={
+            "isolate_on_source": True,
+            "reasons": (*rec.reasons, isolation_reason(isolated[rec.export_name])),
+        }) if rec.export_name in isolated else rec
+        for rec in recommendations
+    ]
+    ordered = campaign_order(updated)
+    waves: dict[int, list[str]] = {}
+    for rec in ordered:
+        waves.setdefault(rec.recommended_wave, []).append(rec.export_name)
+    warnings = sorted(
+        w for g, members in groups.items() if (w := source_group_warning(g, members)) is not None
+    )
+    campaign = Campaign(
+        ordered_exports=tuple(r.export_name for r in ordered),
+        waves=tuple(Wave(wave=n, exports=tuple(names)) for n, names in sorted(waves.items())),
+        source_group_warnings=tuple(warnings),
+    )
+    return updated, campaign

@@ -1,0 +1,85 @@
+"""The facts file (`rivet-ci-facts/1`, spec §9): what preflight observed on the source.
+
+Absent means unknown — never false or zero. An export with no entry is planned as if preflight
+failed (weaker recommendation), never refused. The same file plans base and head of a PR, so both
+sides see identical facts and every difference comes from the change itself.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rivet_ci.core.history import RunRecord
+
+FACTS_FORMAT = "rivet-ci-facts/1"
+
+
+class ColumnFacts(BaseModel):
+    """Facts about one column of the export's query."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    indexed: bool | None = None
+    min: str | None = None
+    max: str | None = None
+    # Why min/max were not probed (e.g. too large to scan without an index); then the range
+    # counts as unobserved.
+    range_skipped: str | None = None
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _render_scalars(cls, value: Any) -> Any:
+        # The contract says strings, as the database renders them; a hand-written YAML file may
+        # say `min: 1` — accept numbers and dates by rendering them, reject anything else.
+        if isinstance(value, bool | list | dict):
+            return value
+        if isinstance(value, int | float | datetime):
+            return str(value)
+        if value is not None and hasattr(value, "isoformat"):
+            return str(value)
+        return value
+
+
+class ExportFacts(BaseModel):
+    """Everything preflight knows about one export (§3)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    row_estimate: int | None = Field(default=None, ge=0)
+    avg_row_bytes: int | None = Field(default=None, ge=0)
+    plan_uses_index: bool | None = None
+    max_connections: int | None = Field(default=None, ge=1)
+    columns: dict[str, ColumnFacts] = Field(default_factory=dict)
+    verdict: str | None = None
+    warnings: list[str] | None = None
+    history: list[RunRecord] | None = None
+    # Set when live preflight failed for this export: the cause, with secrets redacted.
+    preflight_error: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ConfigFacts(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    exports: dict[str, ExportFacts] = Field(default_factory=dict)
+
+
+class FactsFile(BaseModel):
+    """A whole facts file: top-level exports plus optional per-config overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal["rivet-ci-facts/1"]
+    captured_at: datetime | None = None
+    exports: dict[str, ExportFacts] = Field(default_factory=dict)
+    configs: dict[str, ConfigFacts] = Field(default_factory=dict)
+
+    def for_export(self, config_path: str, export_name: str) -> ExportFacts | None:
+        """The entry for an export: the config's own section wins over the top level."""
+        section = self.configs.get(config_path)
+        if section is not None and export_name in section.exports:
+            return section.exports[export_name]
+        return self.exports.get(export_name)

@@ -1,0 +1,66 @@
+"""The recommendation models shared by scoring, campaign, artifact and diff (spec §4, §6, §7).
+
+Field names and class tokens are an interface shared with rivet and its users' tooling (an
+Airflow DAG reads `prioritization.campaign.waves`): keep them exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+PriorityClass = Literal["low", "medium", "high"]
+CostClass = Literal["low", "medium", "high", "very_high"]
+RiskClass = Literal["low", "medium", "high"]
+HEAVY_COST: frozenset[str] = frozenset({"high", "very_high"})
+
+
+class Reason(BaseModel):
+    """One structured, explainable reason: a stable `kind` token and a human message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    message: str
+
+
+class ExportRecommendation(BaseModel):
+    """rivet's `prioritization.export_recommendation` object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    export_name: str
+    source_group: str | None = None
+    priority_score: int
+    priority_class: PriorityClass
+    cost_class: CostClass
+    risk_class: RiskClass
+    recommended_wave: int
+    isolate_on_source: bool = False
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def reason_kinds(self) -> tuple[str, ...]:
+        return tuple(r.kind for r in self.reasons)
+
+    @property
+    def low_confidence(self) -> bool:
+        return "low_confidence_metadata" in self.reason_kinds
+
+
+class Wave(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    wave: int
+    exports: tuple[str, ...]
+
+
+class Campaign(BaseModel):
+    """rivet's `prioritization.campaign` object for exports planned together."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ordered_exports: tuple[str, ...]
+    waves: tuple[Wave, ...]
+    source_group_warnings: tuple[str, ...]
