@@ -1,0 +1,471 @@
+"""Git, driven as a subprocess: the revisions, changed files and file contents a PR gate needs.
+
+Responsibilities:
+
+* resolve revisions and make sure the base commit is present, fetching it into a shallow clone
+  (``actions/checkout`` fetches one commit by default);
+* list the config files a pull request changed, with the same three-dot semantics GitHub shows
+  for a pull request (see :meth:`GitRepo.changed_files`);
+* read a file at a revision and list the config files of a whole revision;
+* match repo-relative POSIX paths against globs with ``**`` (:func:`compile_globs`).
+
+Every failure is a :class:`GitError` that carries the command line and git's stderr, with any
+credentials in URLs masked, and, where we know it, what to do next.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+ChangeStatus = Literal["added", "modified", "removed", "renamed"]
+
+# How far `ensure_commit` deepens a shallow clone before giving up and fetching everything.
+DEFAULT_FETCH_DEPTH = 50
+
+_FETCH_ADVICE = (
+    "set `fetch-depth: 0` on actions/checkout, or pass --base to a commit that exists locally"
+)
+
+# Variables that point git at another repository: set when we run inside a git hook or another
+# tool's subprocess, they would silently redirect every command away from `root`.
+_REPO_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
+
+
+def _redact(text: str) -> str:
+    """Mask ``user:token@`` in URLs: remotes and git's own messages may carry a token."""
+    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+
+
+class GitError(Exception):
+    """A git command failed, or the repository lacks what the gate needs.
+
+    ``command`` is the git invocation as shown to users (without the ``-c`` options we add to
+    every call) and ``stderr`` git's own explanation; both have credentials masked.
+    """
+
+    def __init__(self, message: str, *, command: Sequence[str] = (), stderr: str = "") -> None:
+        self.command = tuple(_redact(arg) for arg in command)
+        self.stderr = _redact(stderr.strip())
+        parts = [message]
+        if self.command:
+            parts.append(f"command: {' '.join(self.command)}")
+        if self.stderr:
+            parts.append(f"git said: {self.stderr}")
+        super().__init__("\n".join(parts))
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file a pull request changed.
+
+    ``path`` is the path at head, or at base for a removed file; ``old_path`` is set only for a
+    rename and is the path at base.
+    """
+
+    status: ChangeStatus
+    path: str
+    old_path: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Globs
+
+
+def _translate_segment(segment: str) -> str:
+    """Regex for one path segment: ``*``, ``?`` and ``[...]`` never match ``/``."""
+    out: list[str] = []
+    i, n = 0, len(segment)
+    while i < n:
+        char = segment[i]
+        i += 1
+        if char == "*":
+            while i < n and segment[i] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            j = i
+            if j < n and segment[j] in "!^":
+                j += 1
+            if j < n and segment[j] == "]":  # a `]` first in the class is literal
+                j += 1
+            close = segment.find("]", j)
+            if close < 0:  # no closing bracket: a literal `[`, as in fnmatch
+                out.append(re.escape(char))
+                continue
+            body = segment[i:close]
+            i = close + 1
+            negate = body[:1] in ("!", "^")
+            if negate:
+                body = body[1:]
+            # Escape everything but the range dash: this keeps `[`, `&`, `~`, `|` and `\` literal
+            # and avoids Python's "possible set operation" FutureWarning.
+            escaped = "".join(c if c == "-" else re.escape(c) for c in body)
+            out.append(f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]")
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
+
+
+def glob_to_regex(pattern: str) -> str:
+    """Translate a glob over repo-relative POSIX paths into an anchored regex (no flags).
+
+    The whole path must match (like ``PurePath.full_match`` in Python 3.13): ``*.yaml`` matches
+    ``a.yaml`` but not ``dir/a.yaml``; write ``**/*.yaml`` for any depth.
+
+    * ``*`` any run of characters within one segment, ``?`` one character, ``[abc]``,
+      ``[a-z]`` and ``[!abc]`` character classes; none of them match ``/``;
+    * ``**`` as a whole segment: ``**/`` matches zero or more directories, a trailing ``/**``
+      everything below; ``**`` inside a segment (``a**b``) is an ordinary ``*``;
+    * a leading ``/`` is accepted and ignored (paths are relative to the repository root).
+    """
+    segments = [s for s in pattern.strip().lstrip("/").split("/") if s]
+    if not segments:
+        raise ValueError(f"empty glob pattern: {pattern!r}")
+    out: list[str] = []
+    last = len(segments) - 1
+    for index, segment in enumerate(segments):
+        if segment == "**":
+            out.append(".+" if index == last else "(?:[^/]+/)*")
+        else:
+            out.append(_translate_segment(segment) + ("" if index == last else "/"))
+    return "".join(out)
+
+
+def compile_globs(globs: Iterable[str]) -> re.Pattern[str]:
+    """One regex matching a path when any of ``globs`` matches it (see :func:`glob_to_regex`).
+
+    An empty list matches nothing. Raises ``ValueError`` naming the bad pattern.
+    """
+    alternatives: list[str] = []
+    for pattern in globs:
+        regex = glob_to_regex(pattern)
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ValueError(f"invalid glob pattern {pattern!r}: {exc}") from None
+        alternatives.append(f"(?:{regex})")
+    if not alternatives:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(alternatives))
+
+
+def _matches(regex: re.Pattern[str], path: str) -> bool:
+    return regex.fullmatch(path) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# The repository
+
+
+def _decode_path(raw: bytes) -> str:
+    # Git paths are bytes. surrogateescape round-trips a non-UTF-8 name back to git unchanged
+    # when we later pass it on a command line (`rev:path`).
+    return raw.decode("utf-8", "surrogateescape")
+
+
+class GitRepo:
+    """A working copy at ``root`` (the top of the work tree), queried with the ``git`` binary."""
+
+    def __init__(self, root: Path, *, git: str = "git") -> None:
+        self.root = Path(root).absolute()
+        self._git = git
+        # In a Docker action the workspace belongs to the runner's uid, not to the container's
+        # user, and git refuses such a repository ("dubious ownership") unless it is listed in
+        # safe.directory, which git honours on the command line but not in the repo's config.
+        safe_dirs = dict.fromkeys([str(self.root), str(self.root.resolve())])
+        self._config_args: tuple[str, ...] = (
+            *(arg for d in safe_dirs for arg in ("-c", f"safe.directory={d}")),
+            # Raw UTF-8 paths instead of "\303\251"-style quoting (we also read -z output).
+            "-c",
+            "core.quotepath=off",
+        )
+        env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
+        # Never block on a credential prompt in CI; and English messages, since we show them.
+        env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+        self._env: Mapping[str, str] = env
+
+    def __repr__(self) -> str:
+        return f"GitRepo({str(self.root)!r})"
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        command = [self._git, *self._config_args, *args]
+        shown = ["git", *args]
+        try:
+            result = subprocess.run(
+                command,
+                cwd=self.root,
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            # Either the git binary or the working directory is missing; say which.
+            what = (
+                f"repository directory {self.root} does not exist"
+                if not self.root.is_dir()
+                else f"git executable {self._git!r} not found; install git"
+            )
+            raise GitError(what, command=shown) from exc
+        if check and result.returncode != 0:
+            raise GitError(
+                f"git exited with status {result.returncode}",
+                command=shown,
+                stderr=result.stderr.decode("utf-8", "replace"),
+            )
+        return result
+
+    def _text(self, *args: str) -> str:
+        return self._run(*args).stdout.decode("utf-8", "replace").strip()
+
+    @staticmethod
+    def _check_rev(rev: str) -> None:
+        # A revision starting with "-" would be parsed as an option by git.
+        if not rev or rev.startswith("-"):
+            raise GitError(f"invalid revision {rev!r}")
+
+    # -- revisions ------------------------------------------------------------------------------
+
+    def resolve(self, rev: str) -> str:
+        """The full commit sha ``rev`` names; ``GitError`` when it names no local commit."""
+        self._check_rev(rev)
+        result = self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        if result.returncode != 0:
+            raise GitError(
+                f"{rev!r} is not a commit in {self.root}",
+                command=["git", "rev-parse", "--verify", f"{rev}^{{commit}}"],
+                stderr=result.stderr.decode("utf-8", "replace"),
+            )
+        return result.stdout.decode("ascii").strip()
+
+    def is_shallow(self) -> bool:
+        """Whether this is a shallow clone (history cut off, as after ``--depth=1``)."""
+        return self._text("rev-parse", "--is-shallow-repository") == "true"
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether ``sha`` (or any revision) names a commit present in the local object store."""
+        self._check_rev(sha)
+        return self._run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+    def ensure_commit(
+        self, rev: str, *, remote: str = "origin", depth: int = DEFAULT_FETCH_DEPTH
+    ) -> str:
+        """Make sure ``rev`` is present locally, fetching it from ``remote`` if needed.
+
+        Returns its full sha. A PR's base commit is usually missing from the one-commit clone
+        ``actions/checkout`` makes, so we fetch exactly that commit (``depth`` commits deep in a
+        shallow clone, so merge-base has some history to work with); when the server refuses
+        to serve a commit by id, we deepen the clone and finally unshallow it.
+        """
+        self._check_rev(rev)
+        if self.has_commit(rev):
+            return self.resolve(rev)
+
+        shallow = self.is_shallow()
+        # Only a shallow clone gets --depth: on a full clone it would make the repo shallow.
+        depth_args = [f"--depth={depth}"] if shallow else []
+        attempts: list[list[str]] = [["fetch", "--no-tags", *depth_args, remote, rev]]
+        if shallow:
+            attempts.append(["fetch", "--no-tags", f"--deepen={depth}", remote])
+            attempts.append(["fetch", "--no-tags", "--unshallow", remote])
+
+        last_error: GitError | None = None
+        for attempt in attempts:
+            try:
+                self._run(*attempt)
+            except GitError as exc:
+                last_error = exc
+                continue
+            if self.has_commit(rev):
+                return self.resolve(rev)
+            # `rev` may be a branch name that only exists on the remote: use what we fetched.
+            if attempt[-1] == rev and self.has_commit("FETCH_HEAD"):
+                return self.resolve("FETCH_HEAD")
+
+        raise GitError(
+            f"commit {rev} is not in the local clone and could not be fetched from "
+            f"{_redact(remote)!r}{' (the clone is shallow)' if shallow else ''}; {_FETCH_ADVICE}",
+            command=last_error.command if last_error else (),
+            stderr=last_error.stderr if last_error else "",
+        )
+
+    def ensure_merge_base(
+        self, base: str, head: str, *, remote: str = "origin", depth: int = DEFAULT_FETCH_DEPTH
+    ) -> str:
+        """Fetch what :meth:`changed_files` needs and return the merge base of base and head.
+
+        Fetching the base commit alone is not enough in a shallow clone: the checked-out head
+        (for a PR, GitHub's merge commit) stays cut off from its parents, so the two histories
+        never meet. We deepen both sides, then unshallow, until the fork point is local.
+        """
+        base_sha = self.ensure_commit(base, remote=remote, depth=depth)
+        head_sha = self.ensure_commit(head, remote=remote, depth=depth)
+        found = self.merge_base(base_sha, head_sha)
+        if found is not None:
+            return found
+        if not self.is_shallow():
+            raise GitError(f"{base} and {head} have no common ancestor (unrelated histories)")
+        last_error: GitError | None = None
+        for attempt in (
+            ["fetch", "--no-tags", f"--deepen={depth}", remote, base_sha, head_sha],
+            ["fetch", "--no-tags", "--unshallow", remote, base_sha, head_sha],
+            ["fetch", "--no-tags", "--unshallow", remote],
+        ):
+            if not self.is_shallow():
+                break
+            try:
+                self._run(*attempt)
+            except GitError as exc:
+                last_error = exc
+                continue
+            found = self.merge_base(base_sha, head_sha)
+            if found is not None:
+                return found
+        raise GitError(
+            f"{base} and {head} have no common ancestor in the local history, even after "
+            f"fetching from {_redact(remote)!r}; {_FETCH_ADVICE}",
+            command=last_error.command if last_error else (),
+            stderr=last_error.stderr if last_error else "",
+        )
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of ``a`` and ``b``, or None when the local history has none.
+
+        None also happens in a shallow clone whose history stops before the fork point.
+        """
+        self._check_rev(a)
+        self._check_rev(b)
+        result = self._run("merge-base", a, b, check=False)
+        if result.returncode == 1 and not result.stderr.strip():
+            return None
+        if result.returncode != 0:
+            raise GitError(
+                f"cannot compute the merge base of {a} and {b}",
+                command=["git", "merge-base", a, b],
+                stderr=result.stderr.decode("utf-8", "replace"),
+            )
+        return result.stdout.decode("ascii").strip()
+
+    # -- files ------------------------------------------------------------------------------------
+
+    def changed_files(self, base: str, head: str, globs: Sequence[str]) -> list[ChangedFile]:
+        """The files matching ``globs`` that ``head`` changed since it forked from ``base``.
+
+        Three-dot semantics, as GitHub's "Files changed" tab: the diff runs from the merge base
+        of ``base`` and ``head`` to ``head``, so commits that landed on the base branch after the
+        PR branched off are not reported as the PR's. Renames are detected (``-M``); a rename
+        is kept when either its old or its new path matches. Sorted by path.
+
+        Raises ``GitError`` when there is no merge base, typically a clone too shallow to reach
+        the fork point.
+        """
+        regex = compile_globs(globs)
+        fork_point = self.merge_base(base, head)
+        if fork_point is None:
+            shallow = " (the clone is shallow)" if self.is_shallow() else ""
+            raise GitError(
+                f"{base} and {head} have no common ancestor in the local history{shallow}; "
+                f"{_FETCH_ADVICE}"
+            )
+        raw = self._run(
+            "diff",
+            "--name-status",
+            "-z",
+            "-M",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            fork_point,
+            self.resolve(head),
+            "--",
+        ).stdout
+        return sorted(
+            (c for c in _parse_name_status(raw) if _change_matches(regex, c)),
+            key=lambda c: (c.path, c.old_path or ""),
+        )
+
+    def show(self, rev: str, path: str) -> str | None:
+        """The content of ``path`` (repo-relative, POSIX) at ``rev``, decoded as UTF-8.
+
+        None when no file exists at that path in that revision (a directory is not a file).
+        ``GitError`` when ``rev`` is not a commit or the file is not valid UTF-8.
+        """
+        sha = self.resolve(rev)
+        spec = f"{sha}:{path.lstrip('/')}"
+        kind = self._run("cat-file", "-t", spec, check=False)
+        if kind.returncode != 0 or kind.stdout.strip() != b"blob":
+            return None
+        # cat-file, not `git show`: no textconv filters, pager or diff options can get involved.
+        data = self._run("cat-file", "blob", spec).stdout
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GitError(f"{path} at {rev} is not valid UTF-8 ({exc.reason})") from None
+
+    def list_files(self, rev: str, globs: Sequence[str]) -> list[str]:
+        """Every file at ``rev`` whose repo-relative path matches ``globs``, sorted."""
+        regex = compile_globs(globs)
+        raw = self._run(
+            "ls-tree", "-r", "--name-only", "-z", "--full-tree", self.resolve(rev)
+        ).stdout
+        paths = (_decode_path(p) for p in raw.split(b"\0") if p)
+        return sorted(p for p in paths if _matches(regex, p))
+
+
+def _change_matches(regex: re.Pattern[str], change: ChangedFile) -> bool:
+    return _matches(regex, change.path) or (
+        change.old_path is not None and _matches(regex, change.old_path)
+    )
+
+
+def _parse_name_status(raw: bytes) -> list[ChangedFile]:
+    """Parse ``git diff --name-status -z``: ``STATUS\\0path\\0`` or ``R100\\0old\\0new\\0``."""
+    fields = raw.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    changes: list[ChangedFile] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i].decode("ascii")
+        letter = status[:1]
+        if letter in ("R", "C"):
+            old, new = _decode_path(fields[i + 1]), _decode_path(fields[i + 2])
+            i += 3
+            # A copy (only with diff.renames=copies in the user's config) leaves the source in
+            # place: for the gate the destination is simply a new file.
+            changes.append(
+                ChangedFile("renamed", new, old) if letter == "R" else ChangedFile("added", new)
+            )
+            continue
+        path = _decode_path(fields[i + 1])
+        i += 2
+        if letter == "A":
+            changes.append(ChangedFile("added", path))
+        elif letter == "D":
+            changes.append(ChangedFile("removed", path))
+        else:
+            # M, T (type change, e.g. file <-> symlink), U (unmerged), X: the path exists on both
+            # sides with different content, which is what "modified" means to the gate.
+            changes.append(ChangedFile("modified", path))
+    return changes
