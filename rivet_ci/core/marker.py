@@ -62,8 +62,7 @@ class Marker:
 
     def render(self) -> str:
         return (
-            f"<!-- rivet-ci:comment id={self.gate_id} head={self.head_sha} "
-            f"at={self.timestamp} -->"
+            f"<!-- rivet-ci:comment id={self.gate_id} head={self.head_sha} at={self.timestamp} -->"
         )
 
 
@@ -83,9 +82,7 @@ def make_marker(gate_id: str, head_sha: str, timestamp: str) -> str:
 def parse_marker(body: str) -> Marker | None:
     """Return the first well-formed rivet-ci marker in ``body``, or ``None``."""
     for match in _MARKER.finditer(body):
-        fields = {
-            m.group("key"): m.group("value") for m in _FIELD.finditer(match.group("fields"))
-        }
+        fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(match.group("fields"))}
         try:
             return Marker(fields["id"], fields["head"], fields["at"])
         except (KeyError, ValueError):
@@ -105,7 +102,10 @@ def attach_marker(body: str, marker: str) -> str:
 
 
 def same_apart_from_timestamp(left: str, right: str) -> bool:
-    """True when two bodies differ at most in their markers' ``at=`` field."""
+    """True when two bodies differ at most in their markers' ``at=`` field.
+
+    Line endings are compared loosely: a comment edited in the browser comes back with CRLF.
+    """
     return _without_timestamps(left) == _without_timestamps(right)
 
 
@@ -114,4 +114,4 @@ def _without_timestamps(body: str) -> str:
         kept = [f.group(0) for f in _FIELD.finditer(match.group("fields")) if f["key"] != "at"]
         return f"<!-- rivet-ci:comment {' '.join(kept)} -->"
 
-    return _MARKER.sub(canonical, body)
+    return _MARKER.sub(canonical, body.replace("\r\n", "\n"))

@@ -1,0 +1,86 @@
+"""`rivet-ci plan`: plan config files against a facts file (or live facts) and print the plan."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rivet_ci import __version__
+from rivet_ci.adapters.files import expand_config_paths, load_config_file, load_facts_file
+from rivet_ci.context import Context
+from rivet_ci.core.config_loader import LoadedConfig
+from rivet_ci.core.document import dump_json, plan_document
+from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
+from rivet_ci.core.pretty import render_pretty
+from rivet_ci.core.problems import Problem
+from rivet_ci.errors import UsageError
+from rivet_ci.exit_codes import OK, USAGE_ERROR
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("plan", help="plan rivet export configs and print the prioritization",
+                       description="Plan rivet export configs: source-aware priority scores, "
+                                   "waves, isolation flags and the campaign view.")
+    p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
+                   help="config files, or directories searched for *.yaml / *.yml")
+    p.add_argument("--facts", type=Path, metavar="FILE",
+                   help="facts file (rivet-ci-facts/1, JSON or YAML) captured by `rivet-ci facts`")
+    p.add_argument("--export", action="append", metavar="NAME", dest="exports",
+                   help="plan only this export (repeatable)")
+    p.add_argument("--format", choices=("pretty", "json"), default="pretty",
+                   help="what to print on stdout (default: pretty)")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="also write the JSON plan document (rivet-ci-plan/1) to FILE")
+
+
+def load_facts_arg(path: Path | None, ctx: Context) -> tuple[FactsFile | None, list[Problem],
+                                                            FactsOrigin]:
+    if path is None:
+        return None, [], FactsOrigin(kind="none")
+    facts, problems = load_facts_file(path, root=ctx.cwd)
+    origin = FactsOrigin(kind="file", path=path.as_posix(),
+                         captured_at=facts.captured_at if facts else None)
+    return facts, problems, origin
+
+
+def load_configs(paths: list[Path], ctx: Context) -> list[LoadedConfig]:
+    expanded = expand_config_paths(ctx.cwd / p if not p.is_absolute() else p for p in paths)
+    if not expanded:
+        raise UsageError("no config files found: pass YAML files or directories holding them")
+    return [load_config_file(p, root=ctx.cwd, environ=ctx.environ) for p in expanded]
+
+
+def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
+    document = plan_document(plan, generated_at=ctx.timestamp(), version=__version__)
+    text = dump_json(document)
+    if output is not None:
+        target = output if output.is_absolute() else ctx.cwd / output
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    ctx.stdout.write(text if fmt == "json" else render_pretty(plan))
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    started = time.monotonic()
+    configs = load_configs(args.configs, ctx)
+    facts, problems, origin = load_facts_arg(args.facts, ctx)
+    only = frozenset(args.exports) if args.exports else None
+    if only is not None:
+        known = {e.name for c in configs for e in c.exports}
+        problems += [Problem(file="<command line>", field="--export",
+                             message=f"no valid export named {name!r} in the given configs")
+                     for name in sorted(only - known)]
+    plan = plan_configs(configs, facts, origin, problems, only_exports=only)
+    write_document(plan, args.output, args.format, ctx)
+    elapsed = time.monotonic() - started
+    if elapsed > 1.0 or ctx.interactive:
+        ctx.stderr.write(f"rivet-ci: planned {len(plan.exports)} export(s) from "
+                         f"{len(plan.configs)} file(s) in {elapsed:.2f} s\n")
+    errors = [p for p in plan.all_problems if p.severity == "error"]
+    for problem in errors[:50]:
+        ctx.stderr.write(f"error: {problem.render()}\n")
+    if len(errors) > 50:
+        ctx.stderr.write(f"... and {len(errors) - 50} more (see the plan document)\n")
+    return USAGE_ERROR if errors else OK

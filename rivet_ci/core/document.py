@@ -1,0 +1,196 @@
+"""The plan document (`rivet-ci-plan/1`, spec §7 and §10) and reading rivet's own artifacts.
+
+Each planned export is a rivet-compatible object (`export_name`, `strategy`, `computed`,
+`diagnostics`, `prioritization`), grouped per config file with that config's `campaign`. The
+campaign is also embedded in the first export of each config as `prioritization.campaign`, where
+rivet-reading tools (an Airflow DAG reading `plan[0].prioritization.campaign.waves`) look for it;
+embedding it in every export would make large plans quadratic in size.
+`docs/plan-json.md` documents every field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
+from rivet_ci.core.problems import Problem
+from rivet_ci.core.recommendation import Campaign, ExportRecommendation
+
+PLAN_FORMAT = "rivet-ci-plan/1"
+
+
+def campaign_json(campaign: Campaign) -> dict[str, Any]:
+    return {
+        "ordered_exports": list(campaign.ordered_exports),
+        "waves": [{"wave": w.wave, "exports": list(w.exports)} for w in campaign.waves],
+        "source_group_warnings": list(campaign.source_group_warnings),
+    }
+
+
+def recommendation_json(rec: ExportRecommendation) -> dict[str, Any]:
+    out: dict[str, Any] = {"export_name": rec.export_name}
+    if rec.source_group is not None:
+        out["source_group"] = rec.source_group
+    out.update(
+        priority_score=rec.priority_score, priority_class=rec.priority_class,
+        cost_class=rec.cost_class, risk_class=rec.risk_class,
+        recommended_wave=rec.recommended_wave, isolate_on_source=rec.isolate_on_source,
+        reasons=[{"kind": r.kind, "message": r.message} for r in rec.reasons],
+    )
+    return out
+
+
+def export_json(export: PlannedExport, campaign: Campaign | None) -> dict[str, Any]:
+    s = export.signals
+    computed: dict[str, Any] = {}
+    diagnostics: dict[str, Any] = {}
+    if s is not None:
+        computed = {
+            "row_estimate": s.row_estimate, "avg_row_bytes": s.avg_row_bytes,
+            "chunk_count": s.chunk_count, "uses_index": s.uses_index,
+            "range_column": s.range_column, "cursor_range_observed": s.cursor_range_observed,
+            "cursor_quality": s.cursor_quality, "freshness": s.freshness,
+            "sparse_range_risk": s.sparse_range_risk, "reconcile_required": s.reconcile_required,
+        }
+        diagnostics = {"verdict": s.verdict, "warnings": list(s.warnings)}
+    if export.preflight_error is not None:
+        diagnostics["preflight_error"] = export.preflight_error
+    if export.notes:
+        diagnostics["notes"] = list(export.notes)
+    prioritization: dict[str, Any] = {
+        "export_recommendation": recommendation_json(export.recommendation)}
+    if campaign is not None:
+        prioritization["campaign"] = campaign_json(campaign)
+    history = None
+    if export.history is not None:
+        h = export.history
+        history = {"runs": h.runs, "last_failed": h.last_failed,
+                   "retries_per_run": round(h.retries_per_run, 4),
+                   "mean_duration_ms": h.mean_duration_ms}
+    return {
+        "export_name": export.export_name, "config": export.config_path, "line": export.line,
+        "mode": export.mode, "strategy": export.strategy, "computed": computed,
+        "diagnostics": diagnostics, "history": history, "prioritization": prioritization,
+    }
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    return {"file": problem.file, "line": problem.line, "field": problem.field,
+            "message": problem.message, "severity": problem.severity}
+
+
+def config_json(config: ConfigPlan) -> dict[str, Any]:
+    exports = [export_json(e, config.campaign if i == 0 else None)
+               for i, e in enumerate(config.exports)]
+    return {
+        "path": config.path,
+        "source": {"type": config.source_type, "environment": config.source_environment},
+        "exports": exports,
+        "campaign": campaign_json(config.campaign) if config.campaign else None,
+        "problems": [problem_json(p) for p in config.problems],
+    }
+
+
+def plan_summary(plan: Plan) -> dict[str, int]:
+    exports = plan.exports
+    return {
+        "configs": len(plan.configs),
+        "exports": len(exports),
+        "errors": sum(1 for p in plan.all_problems if p.severity == "error"),
+        "low_confidence": sum(1 for e in exports if e.recommendation.low_confidence),
+        "isolate_on_source": sum(1 for e in exports if e.recommendation.isolate_on_source),
+    }
+
+
+def plan_document(plan: Plan, *, generated_at: str, version: str) -> dict[str, Any]:
+    """The whole `rivet-ci-plan/1` document (key order is part of the format's readability)."""
+    return {
+        "format": PLAN_FORMAT,
+        "generator": {"name": "rivet-ci", "version": version},
+        "generated_at": generated_at,
+        "facts": {
+            "origin": plan.facts.kind, "path": plan.facts.path,
+            "captured_at": plan.facts.captured_at.isoformat() if plan.facts.captured_at else None,
+        },
+        "summary": plan_summary(plan),
+        "configs": [config_json(c) for c in plan.configs],
+        "problems": [problem_json(p) for p in plan.all_problems],
+    }
+
+
+def dump_json(document: Any) -> str:
+    """Deterministic JSON text (same input, same bytes)."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+class PlanReadError(ValueError):
+    """The JSON is neither a rivet-ci plan document nor a rivet plan artifact."""
+
+
+def read_plan(data: Any, *, path: str) -> Plan:
+    """Read a `rivet-ci-plan/1` document, or rivet's own plan JSON (one object or an array).
+
+    Older rivet artifacts lack `integrity`, `campaign` and `strategy_rationale`: all optional here.
+    Signals are not reconstructed; the recommendation, strategy and diagnostics are.
+    """
+    if isinstance(data, dict) and data.get("format") == PLAN_FORMAT:
+        configs = tuple(_read_config(c) for c in data.get("configs", []))
+        problems = tuple(Problem.model_validate(p) for p in data.get("problems", [])
+                         if not any(p.get("file") == c.path for c in configs))
+        return Plan(configs=configs, facts=FactsOrigin(kind="artifact", path=path),
+                    problems=problems)
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(i, dict) and "export_name" in i for i in items):
+        raise PlanReadError(f"{path}: not a rivet-ci plan ({PLAN_FORMAT}) nor a rivet plan "
+                            f"artifact (objects with export_name and prioritization)")
+    exports = tuple(_read_export(i, path) for i in items)
+    campaign = next((_read_campaign(i["prioritization"]["campaign"]) for i in items
+                     if isinstance(i.get("prioritization"), dict)
+                     and i["prioritization"].get("campaign")), None)
+    config = ConfigPlan(path=path, source_type=None, exports=exports, campaign=campaign)
+    return Plan(configs=(config,), facts=FactsOrigin(kind="artifact", path=path))
+
+
+def _read_campaign(raw: Any) -> Campaign:
+    try:
+        return Campaign.model_validate({**raw, "source_group_warnings":
+                                        raw.get("source_group_warnings", [])})
+    except (ValidationError, AttributeError) as exc:
+        raise PlanReadError(f"invalid campaign: {exc}") from None
+
+
+def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
+    prioritization = raw.get("prioritization") or {}
+    try:
+        rec = ExportRecommendation.model_validate(prioritization["export_recommendation"])
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise PlanReadError(f"{path}: export {raw.get('export_name')!r} has no valid "
+                            f"prioritization.export_recommendation ({exc})") from None
+    strategy = raw.get("strategy", "snapshot")
+    if isinstance(strategy, dict):  # some rivet versions nest {kind: ...}
+        strategy = strategy.get("kind", "snapshot")
+    if strategy not in ("snapshot", "incremental", "chunked", "time_window"):
+        strategy = "snapshot"
+    diagnostics = raw.get("diagnostics") or {}
+    return PlannedExport(
+        config_path=str(raw.get("config", path)), line=raw.get("line"),
+        export_name=str(raw["export_name"]), mode=str(raw.get("mode", strategy)),
+        strategy=strategy, signals=None, history=None, recommendation=rec,
+        preflight_error=diagnostics.get("preflight_error"),
+    )
+
+
+def _read_config(raw: dict[str, Any]) -> ConfigPlan:
+    path = str(raw["path"])
+    source = raw.get("source") or {}
+    return ConfigPlan(
+        path=path, source_type=source.get("type"), source_environment=source.get("environment"),
+        exports=tuple(_read_export(e, path) for e in raw.get("exports", [])),
+        campaign=_read_campaign(raw["campaign"]) if raw.get("campaign") else None,
+        problems=tuple(Problem.model_validate(p) for p in raw.get("problems", [])),
+    )

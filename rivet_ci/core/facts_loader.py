@@ -1,0 +1,94 @@
+"""Facts file text → `FactsFile` and located problems (pure: the caller reads the file).
+
+A bad entry loses only that export's facts (it is then planned with low confidence); the rest of
+the file still counts. JSON and YAML are both accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from rivet_ci.core.facts import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.problems import Problem, field_path
+from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
+
+
+def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Problem]]:
+    """Parse and validate a facts file; entries that fail validation are dropped and reported."""
+    problems: list[Problem] = []
+    parsed: ParsedYaml | None = None
+    data: Any
+    try:
+        if text.lstrip().startswith(("{", "[")):
+            data = json.loads(text)
+        else:
+            parsed = parse_yaml(text, index_depth=6)
+            data = parsed.data
+    except json.JSONDecodeError as exc:
+        return None, [Problem(file=path, line=exc.lineno, message=f"invalid JSON: {exc.msg}")]
+    except YamlSyntaxError as exc:
+        return None, [Problem(file=path, line=exc.line, message=str(exc))]
+
+    def line_of(loc: Loc) -> int | None:
+        nonlocal parsed
+        if parsed is None:  # JSON: find lines only when something is wrong
+            try:
+                parsed = parse_yaml(text, index_depth=6)
+            except YamlSyntaxError:
+                return None
+        return parsed.line_of(loc)
+
+    def report(loc: Loc, message: str) -> None:
+        problems.append(Problem(file=path, line=line_of(loc), field=field_path(loc) or None,
+                                message=message))
+
+    if not isinstance(data, dict):
+        report((), f"a facts file must be a mapping with `format: {FACTS_FORMAT}`")
+        return None, problems
+    if data.get("format") != FACTS_FORMAT:
+        report(("format",), f"expected `format: {FACTS_FORMAT}`, found {data.get('format')!r}")
+        return None, problems
+    clean: dict[str, Any] = {k: v for k, v in data.items() if k not in ("exports", "configs")}
+    clean["exports"] = _valid_entries(data.get("exports"), ("exports",), report)
+    configs: dict[str, ConfigFacts] = {}
+    raw_configs = data.get("configs")
+    if isinstance(raw_configs, dict):
+        for config_path, section in raw_configs.items():
+            loc: Loc = ("configs", str(config_path))
+            if not isinstance(section, dict) or set(section) - {"exports"}:
+                report(loc, "each config section must be a mapping with only `exports`")
+                continue
+            entries = _valid_entries(section.get("exports"), (*loc, "exports"), report)
+            configs[str(config_path)] = ConfigFacts(exports=entries)
+    elif raw_configs is not None:
+        report(("configs",), "must be a mapping of config path → {exports: ...}")
+    clean["configs"] = configs
+    try:
+        return FactsFile.model_validate(clean), problems
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            report(tuple(err["loc"]), err["msg"])
+        return None, problems
+
+
+def _valid_entries(raw: Any, loc: Loc, report: Any) -> dict[str, ExportFacts]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        report(loc, "must be a mapping of export name → facts")
+        return {}
+    out: dict[str, ExportFacts] = {}
+    for name, entry in raw.items():
+        try:
+            out[str(name)] = ExportFacts.model_validate(entry if entry is not None else {})
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                message = err["msg"]
+                if err["type"] == "extra_forbidden":
+                    message = "unknown key"
+                report((*loc, str(name), *err["loc"]),
+                       f"{message}; export {name!r} is planned without facts")
+    return out

@@ -1,0 +1,137 @@
+"""Plan loaded configs against facts: signals → score → campaign, per config file (pure).
+
+One facts source serves every config (and both sides of a PR), so a difference between two plans
+is always caused by the configs themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rivet_ci.core.campaign import build_campaign
+from rivet_ci.core.config import Strategy
+from rivet_ci.core.config_loader import LoadedConfig
+from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.history import HistorySummary, summarize_history
+from rivet_ci.core.problems import Problem
+from rivet_ci.core.recommendation import Campaign, ExportRecommendation
+from rivet_ci.core.scoring import recommend_export
+from rivet_ci.core.signals import Signals, derive_signals
+
+FactsOriginKind = Literal["file", "live", "none", "artifact"]
+
+
+class PlannedExport(BaseModel):
+    """One export's plan: where it is written, what was derived, and the recommendation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config_path: str
+    line: int | None
+    export_name: str
+    mode: str
+    strategy: Strategy
+    signals: Signals | None  # None when read back from a rivet artifact without them
+    history: HistorySummary | None
+    recommendation: ExportRecommendation
+    preflight_error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def verdict(self) -> str | None:
+        return self.signals.verdict if self.signals else None
+
+
+class ConfigPlan(BaseModel):
+    """The plan of one config file: its exports, its campaign, its problems."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    source_type: str | None
+    source_environment: str | None = None
+    exports: tuple[PlannedExport, ...]
+    campaign: Campaign | None
+    problems: tuple[Problem, ...] = ()
+
+
+class FactsOrigin(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: FactsOriginKind
+    path: str | None = None
+    captured_at: datetime | None = None
+
+
+class Plan(BaseModel):
+    """Everything planned in one run, plus every problem met on the way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    configs: tuple[ConfigPlan, ...]
+    facts: FactsOrigin
+    problems: tuple[Problem, ...] = ()  # problems not tied to one config (e.g. the facts file)
+
+    @property
+    def all_problems(self) -> tuple[Problem, ...]:
+        return (*self.problems, *(p for c in self.configs for p in c.problems))
+
+    @property
+    def exports(self) -> tuple[PlannedExport, ...]:
+        return tuple(e for c in self.configs for e in c.exports)
+
+
+def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
+    """Plan every valid export of one config file against the facts."""
+    planned: list[tuple[PlannedExport, Signals]] = []
+    recommendations: list[ExportRecommendation] = []
+    for export in loaded.exports:
+        entry = facts.for_export(loaded.path, export.name) if facts is not None else None
+        signals = derive_signals(export, entry)
+        history = summarize_history(entry.history) if entry and entry.history else None
+        rec = recommend_export(export.name, signals, history, export.source_group)
+        recommendations.append(rec)
+        preflight_error = None
+        if entry is None:
+            preflight_error = "no facts for this export" if facts is not None else None
+        else:
+            preflight_error = entry.preflight_error
+        planned.append((PlannedExport(
+            config_path=loaded.path, line=loaded.export_lines.get(export.name),
+            export_name=export.name, mode=export.mode, strategy=export.strategy,
+            signals=signals, history=history, recommendation=rec,
+            preflight_error=preflight_error, notes=tuple(entry.notes) if entry else (),
+        ), signals))
+    campaign: Campaign | None = None
+    exports: tuple[PlannedExport, ...] = ()
+    if recommendations:
+        final, campaign = build_campaign(recommendations)
+        exports = tuple(
+            p if p.recommendation is rec else p.model_copy(update={"recommendation": rec})
+            for (p, _), rec in zip(planned, final, strict=True)
+        )
+    return ConfigPlan(
+        path=loaded.path,
+        source_type=loaded.source.type if loaded.source else None,
+        source_environment=loaded.source.environment if loaded.source else None,
+        exports=exports, campaign=campaign, problems=loaded.problems,
+    )
+
+
+def plan_configs(
+    configs: Sequence[LoadedConfig], facts: FactsFile | None, origin: FactsOrigin,
+    problems: Sequence[Problem] = (), *, only_exports: frozenset[str] | None = None,
+) -> Plan:
+    """Plan several config files; `only_exports` restricts planning to the named exports."""
+    plans = []
+    for loaded in configs:
+        selected = loaded
+        if only_exports is not None:
+            kept = tuple(e for e in loaded.exports if e.name in only_exports)
+            selected = loaded.model_copy(update={"exports": kept})
+        plans.append(plan_config(selected, facts))
+    return Plan(configs=tuple(plans), facts=origin, problems=tuple(problems))
