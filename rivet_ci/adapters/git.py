@@ -161,7 +161,8 @@ def compile_globs(globs: Iterable[str]) -> re.Pattern[str]:
         try:
             re.compile(regex)
         except re.error as exc:
-            raise ValueError(f"invalid glob pattern {pattern!r}: {exc}") from None
+            # exc.msg, not str(exc): a position in the translated regex means nothing to users.
+            raise ValueError(f"invalid glob pattern {pattern!r}: {exc.msg}") from None
         alternatives.append(f"(?:{regex})")
     if not alternatives:
         return re.compile(r"(?!)")

@@ -1,0 +1,277 @@
+"""The action's settings: GitHub's environment for a Docker action, mapped to typed fields.
+
+This is the one place that knows how inputs arrive. GitHub passes each ``with:`` input of a
+Docker action as ``INPUT_<NAME>``, upper-cased with hyphens kept (``fail-on`` arrives as
+``INPUT_FAIL-ON``), and describes the run in ``GITHUB_*`` variables.
+:meth:`ActionSettings.from_environ` reads both, validates everything, and reports every problem
+at once in one :class:`SettingsError`, each prefixed with the input or variable it concerns.
+
+An input set to the empty string (or only whitespace) counts as not given, so its default
+applies: GitHub passes ``""`` for an optional input without a default, and a workflow
+expression that evaluates to nothing must not change the meaning of a setting.
+
+:func:`write_outputs` writes step outputs to the ``GITHUB_OUTPUT`` file.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from rivet_ci.adapters.git import compile_globs
+
+__all__ = [
+    "DEFAULT_CONFIG_GLOBS",
+    "ActionSettings",
+    "CommentMode",
+    "SettingsError",
+    "write_outputs",
+]
+
+CommentMode = Literal["update", "recreate", "new", "off"]
+
+# `rivet/**/*.yaml` is the conventional directory, `**/*.rivet.yaml` lets a config live beside
+# the service it extracts for. `**/*.yaml` would sweep in every workflow and compose file.
+DEFAULT_CONFIG_GLOBS: tuple[str, ...] = ("rivet/**/*.yaml", "**/*.rivet.yaml")
+
+# Same rule as the comment marker (rivet_ci.core.marker): the id is written into it verbatim.
+_GATE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_LIST_SEPARATOR = re.compile(r"[,\n]")
+# GitHub's own output names: a letter or "_" first, then letters, digits, "_" and "-".
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+# Field name -> action input name, as written in action.yml.
+_INPUTS: dict[str, str] = {
+    "configs": "configs",
+    "facts": "facts",
+    "live": "live",
+    "state_url": "state-url",
+    "github_token": "github-token",
+    "comment": "comment",
+    "gate_id": "id",
+    "fail_on": "fail-on",
+    "output": "output",
+    "base_ref": "base-ref",
+}
+# Field name -> the variable GitHub sets for every step.
+_GITHUB_VARIABLES: dict[str, str] = {
+    "event_name": "GITHUB_EVENT_NAME",
+    "event_path": "GITHUB_EVENT_PATH",
+    "repository": "GITHUB_REPOSITORY",
+    "workspace": "GITHUB_WORKSPACE",
+    "api_url": "GITHUB_API_URL",
+    "server_url": "GITHUB_SERVER_URL",
+    "run_id": "GITHUB_RUN_ID",
+    "github_output": "GITHUB_OUTPUT",
+    "step_summary": "GITHUB_STEP_SUMMARY",
+    "sha": "GITHUB_SHA",
+}
+# Never echo these back in an error message.
+_SECRET_FIELDS = frozenset({"github_token", "state_url"})
+
+
+def input_variable(name: str) -> str:
+    """The variable GitHub sets for action input ``name``: ``fail-on`` -> ``INPUT_FAIL-ON``."""
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+class SettingsError(Exception):
+    """The action's inputs or environment are invalid; ``problems`` lists every one of them."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = tuple(problems)
+        listing = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid action settings ({len(self.problems)} problems):\n{listing}")
+
+
+def _split_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(item.strip() for item in _LIST_SEPARATOR.split(value) if item.strip())
+    return value
+
+
+class ActionSettings(BaseModel):
+    """Everything the action entrypoint needs to know about its inputs and the run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- action inputs (see action.yml for what each one means) ---------------------------------
+    configs: tuple[str, ...] = DEFAULT_CONFIG_GLOBS
+    facts: Path | None = None
+    live: bool = False
+    # A database URL may carry a password, just as the token is a credential.
+    state_url: SecretStr | None = Field(default=None, repr=False)
+    github_token: SecretStr | None = Field(default=None, repr=False)
+    comment: CommentMode = "update"
+    gate_id: str = "default"
+    # Kept as strings: the policy module owns the vocabulary and validates it.
+    fail_on: tuple[str, ...] = ("config-error",)
+    output: Path = Path("plan.json")
+    base_ref: str | None = None
+
+    # -- the run, from GitHub's variables -------------------------------------------------------
+    event_name: str
+    event_path: Path
+    repository: str
+    workspace: Path
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    run_id: int | None = None
+    github_output: Path | None = None
+    step_summary: Path | None = None
+    sha: str | None = None
+
+    @field_validator("configs", "fail_on", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return _split_list(value)
+
+    @field_validator("configs")
+    @classmethod
+    def _check_globs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise PydanticCustomError("no_globs", "no glob pattern given")
+        try:
+            compile_globs(value)
+        except ValueError as exc:
+            raise PydanticCustomError("bad_glob", "{error}", {"error": str(exc)}) from None
+        return value
+
+    @field_validator("live", mode="before")
+    @classmethod
+    def _boolean(cls, value: Any) -> Any:
+        # The YAML 1.2 core-schema spellings, as @actions/core's getBooleanInput accepts:
+        # pydantic alone would also take "yes", "on" or "1", which GitHub's own tooling rejects.
+        if isinstance(value, str):
+            if value in ("true", "True", "TRUE"):
+                return True
+            if value in ("false", "False", "FALSE"):
+                return False
+            raise PydanticCustomError("boolean_input", "expected true or false")
+        return value
+
+    @field_validator("gate_id")
+    @classmethod
+    def _check_gate_id(cls, value: str) -> str:
+        if not _GATE_ID.fullmatch(value):
+            raise PydanticCustomError(
+                "gate_id", "must be 1-64 characters of letters, digits, '_', '.' or '-'"
+            )
+        return value
+
+    @field_validator("repository")
+    @classmethod
+    def _check_repository(cls, value: str) -> str:
+        if not _REPOSITORY.fullmatch(value):
+            raise PydanticCustomError("repository", "expected owner/name")
+        return value
+
+    @field_validator("api_url", "server_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://")):
+            raise PydanticCustomError("url", "expected an http(s) URL")
+        # Callers append paths: "https://ghe.example.com/api/v3/" + "/repos" must not double up.
+        return value.rstrip("/")
+
+    @field_validator("sha")
+    @classmethod
+    def _check_sha(cls, value: str | None) -> str | None:
+        if value is not None and not _SHA.fullmatch(value):
+            raise PydanticCustomError("sha", "expected a full lowercase commit sha")
+        return value
+
+    # -- derived ----------------------------------------------------------------------------------
+
+    @property
+    def output_path(self) -> Path:
+        """Where to write the plan: ``output`` relative to the workspace (or absolute)."""
+        return self.workspace / self.output
+
+    @property
+    def facts_path(self) -> Path | None:
+        """The facts file, relative to the workspace (or absolute); None when not given."""
+        return None if self.facts is None else self.workspace / self.facts
+
+    @property
+    def run_url(self) -> str | None:
+        """The link to this workflow run, for messages that point users at the logs."""
+        if self.run_id is None:
+            return None
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ActionSettings:
+        """Build settings from a Docker action's environment (``os.environ`` in production).
+
+        Raises :class:`SettingsError` listing every invalid or missing value.
+        """
+        raw: dict[str, str] = {}
+        for field, name in _INPUTS.items():
+            value = environ.get(input_variable(name), "").strip()
+            if value:
+                raw[field] = value
+        for field, variable in _GITHUB_VARIABLES.items():
+            value = environ.get(variable, "").strip()
+            if value:
+                raw[field] = value
+
+        problems: list[str] = []
+        # Checked here rather than by a model validator so it is reported together with the
+        # per-field problems instead of only once they are all fixed.
+        if raw.get("comment", "update") != "off" and "github_token" not in raw:
+            problems.append(
+                "github-token: required to post the comment; keep the default "
+                "`${{ github.token }}` or set `comment: off`"
+            )
+        try:
+            settings = cls.model_validate(raw)
+        except ValidationError as exc:
+            problems[:0] = [_describe(error) for error in exc.errors()]
+            raise SettingsError(problems) from None
+        if problems:
+            raise SettingsError(problems)
+        return settings
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    """One line per problem: ``fail-on: message (got 'value')``."""
+    field = str(error["loc"][0]) if error["loc"] else ""
+    label = _INPUTS.get(field) or _GITHUB_VARIABLES.get(field) or field
+    if error["type"] == "missing":
+        return (
+            f"{label}: not set; GitHub Actions sets it for every step "
+            "(is this running in a workflow?)"
+        )
+    message = str(error["msg"])
+    if field in _SECRET_FIELDS:
+        return f"{label}: {message}"
+    return f"{label}: {message} (got {error['input']!r})"
+
+
+def write_outputs(path: Path, outputs: Mapping[str, str | int | bool]) -> None:
+    """Append step outputs to the ``GITHUB_OUTPUT`` file.
+
+    Uses the multiline form ``name<<DELIMITER`` ... ``DELIMITER`` for every value, so a value
+    may hold newlines, with a random delimiter: a fixed one could appear in a value (a plan
+    path, a rendered warning) and let it forge further outputs.
+    """
+    lines: list[str] = []
+    for name, value in outputs.items():
+        if not _OUTPUT_NAME.fullmatch(name):
+            raise ValueError(f"invalid step output name {name!r}")
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+        while delimiter in text:  # vanishingly unlikely, but then it is not a delimiter
+            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+        lines.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write("".join(lines))
