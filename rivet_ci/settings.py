@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
+from rivet_ci.errors import UsageError
 
 __all__ = [
     "DEFAULT_CONFIG_GLOBS",
@@ -83,8 +84,11 @@ def input_variable(name: str) -> str:
     return "INPUT_" + name.replace(" ", "_").upper()
 
 
-class SettingsError(Exception):
-    """The action's inputs or environment are invalid; ``problems`` lists every one of them."""
+class SettingsError(UsageError):
+    """The action's inputs or environment are invalid; ``problems`` lists every one of them.
+
+    A ``UsageError``: the CLI prints the message and exits with 2.
+    """
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = tuple(problems)

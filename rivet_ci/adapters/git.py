@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rivet_ci.errors import UsageError
+
 ChangeStatus = Literal["added", "modified", "removed", "renamed"]
 
 # How far `ensure_commit` deepens a shallow clone before giving up and fetching everything.
@@ -53,8 +55,10 @@ def _redact(text: str) -> str:
     return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
 
 
-class GitError(Exception):
+class GitError(UsageError):
     """A git command failed, or the repository lacks what the gate needs.
+
+    A setup problem, not a bug: a ``UsageError``, so the CLI prints it and exits with 2.
 
     ``command`` is the git invocation as shown to users (without the ``-c`` options we add to
     every call) and ``stderr`` git's own explanation; both have credentials masked.
