@@ -206,6 +206,26 @@ class ActionSettings(BaseModel):
         return None if self.facts is None else self.workspace / self.facts
 
     @property
+    def comment_path(self) -> Path:
+        """Where to write the rendered comment: beside the plan, named after the gate id.
+
+        Inside the workspace, the one directory a Docker action shares with the later steps
+        (actions/upload-artifact for the fork-safe workflow_run variant).
+        """
+        return self.output_path.with_name(f"rivet-ci-comment-{self.gate_id}.md")
+
+    def for_output(self, path: Path) -> str:
+        """``path`` as a step output: relative to the workspace when inside it.
+
+        A Docker action sees the workspace at /github/workspace, the steps after it see the
+        runner's own path; a relative path means the same file to both.
+        """
+        try:
+            return path.relative_to(self.workspace).as_posix()
+        except ValueError:
+            return str(path)
+
+    @property
     def run_url(self) -> str | None:
         """The link to this workflow run, for messages that point users at the logs."""
         if self.run_id is None:

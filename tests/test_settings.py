@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rivet_ci.core.marker import make_marker
 from rivet_ci.settings import (
+    _INPUTS,
     DEFAULT_CONFIG_GLOBS,
     ActionSettings,
     SettingsError,
@@ -20,8 +22,16 @@ TOKEN = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
 SHA = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
 
 
+ACTION_INPUTS: dict[str, dict[str, str]] = yaml.safe_load(
+    (Path(__file__).parents[1] / "action.yml").read_text(encoding="utf-8")
+)["inputs"]
+
+
 def github_environ(**inputs: str) -> dict[str, str]:
-    """What the runner gives a Docker action on a pull_request event, plus ``inputs``."""
+    """What the runner gives our Docker action on a pull_request event, plus ``inputs``.
+
+    Every input starts at its default from action.yml, as the runner fills it in.
+    """
     environ = {
         "HOME": "/github/home",
         "CI": "true",
@@ -37,20 +47,20 @@ def github_environ(**inputs: str) -> dict[str, str]:
         "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary_1b2c",
         "GITHUB_SHA": SHA,
         "GITHUB_REF": "refs/pull/42/merge",
-        # action.yml defaults, as the runner fills them in:
-        "INPUT_CONFIGS": "rivet/**/*.yaml\n**/*.rivet.yaml",
-        "INPUT_FACTS": "",
-        "INPUT_LIVE": "false",
-        "INPUT_STATE-URL": "",
-        "INPUT_GITHUB-TOKEN": TOKEN,
-        "INPUT_COMMENT": "update",
-        "INPUT_ID": "default",
-        "INPUT_FAIL-ON": "config-error",
-        "INPUT_OUTPUT": "plan.json",
-        "INPUT_BASE-REF": "",
     }
+    for name, spec in ACTION_INPUTS.items():
+        default = str(spec.get("default", ""))
+        environ[input_variable(name)] = default.replace("${{ github.token }}", TOKEN)
     environ.update({input_variable(name): value for name, value in inputs.items()})
     return environ
+
+
+def test_action_yml_inputs_are_the_settings_inputs() -> None:
+    assert sorted(ACTION_INPUTS) == sorted(_INPUTS.values())
+    # action.yml's defaults mean what the model's defaults mean.
+    only_github = {k: v for k, v in github_environ().items() if not k.startswith("INPUT_")}
+    only_github[input_variable("github-token")] = TOKEN
+    assert ActionSettings.from_environ(only_github) == ActionSettings.from_environ(github_environ())
 
 
 def problems_of(environ: dict[str, str]) -> tuple[str, ...]:
@@ -263,3 +273,12 @@ def test_write_outputs_rejects_bad_names(tmp_path: Path, name: str) -> None:
     with pytest.raises(ValueError, match="invalid step output name"):
         write_outputs(output, {"ok": "1", name: "x"})
     assert not output.exists()  # nothing half-written
+
+
+def test_comment_file_beside_the_plan_and_outputs_relative_to_the_workspace() -> None:
+    settings = ActionSettings.from_environ(github_environ(id="eu", output="out/plan.json"))
+    assert settings.comment_path == Path("/github/workspace/out/rivet-ci-comment-eu.md")
+    # The steps after a Docker action see the workspace under another absolute path.
+    assert settings.for_output(settings.output_path) == "out/plan.json"
+    assert settings.for_output(settings.comment_path) == "out/rivet-ci-comment-eu.md"
+    assert settings.for_output(Path("/tmp/plan.json")) == "/tmp/plan.json"
