@@ -1,0 +1,77 @@
+"""`rivet-ci diff`: plan base and head from git and print exactly what would be posted."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rivet_ci import __version__
+from rivet_ci.adapters.git import GitRepo
+from rivet_ci.commands.plan import load_facts_arg
+from rivet_ci.context import Context
+from rivet_ci.core.comment_view import build_comment_view, facts_description
+from rivet_ci.core.diff_document import pull_request_document
+from rivet_ci.core.document import dump_json
+from rivet_ci.core.marker import make_marker
+from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
+from rivet_ci.errors import UsageError
+from rivet_ci.exit_codes import GATE_FAILED, OK
+from rivet_ci.pull_request import plan_pull_request
+from rivet_ci.render import render_within_limit, template_environment
+from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("diff", help="plan base and head from git; print the PR comment",
+                       description="Plan the configs at --base and --head (from their merge "
+                                   "base, like a pull request) and print the comment rivet-ci "
+                                   "would post — without any GitHub access.")
+    p.add_argument("--base", required=True, metavar="REF", help="base commit, branch or tag")
+    p.add_argument("--head", default="HEAD", metavar="REF", help="head revision (default HEAD)")
+    p.add_argument("--configs", action="append", metavar="GLOB",
+                   help="config globs (repeatable; default: the action's default globs)")
+    p.add_argument("--facts", type=Path, metavar="FILE", help="facts file for both sides")
+    p.add_argument("--fail-on", action="append", metavar="RULE", dest="fail_on",
+                   help="gate policy rule (repeatable; default config-error)")
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    p.add_argument("--output", type=Path, metavar="FILE", help="also write plan.json here")
+    p.add_argument("--repo", type=Path, default=None, metavar="DIR",
+                   help="the git repository (default: the current directory)")
+    p.add_argument("--template-dir", type=Path, metavar="DIR",
+                   help="folder with a comment.md.j2 that may extend base/comment.md.j2")
+    p.add_argument("--id", default="default", dest="gate_id", help="gate id for the marker")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    try:
+        policy = parse_policy(args.fail_on or ["config-error"])
+    except PolicyError as exc:
+        raise UsageError(str(exc)) from None
+    root = args.repo or ctx.cwd
+    repo = GitRepo(root)
+    facts, facts_problems, origin = load_facts_arg(args.facts, ctx)
+    pr = plan_pull_request(repo, base=args.base, head=args.head,
+                           globs=tuple(args.configs or DEFAULT_CONFIG_GLOBS), facts=facts,
+                           origin=origin, environ=ctx.environ, facts_problems=facts_problems)
+    gate = evaluate_gate(pr.diff, policy)
+    timestamp = ctx.timestamp()
+    if args.format == "json" or args.output:
+        text = dump_json(pull_request_document(
+            pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+            changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))
+        if args.output:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text, encoding="utf-8")
+        if args.format == "json":
+            ctx.stdout.write(text)
+    if args.format == "markdown":
+        marker = make_marker(args.gate_id, pr.head_sha, timestamp)
+        facts_text = facts_description(origin, ctx.now())
+        body, _ = render_within_limit(
+            lambda rows, details: build_comment_view(
+                pr.diff, gate, gate_id=args.gate_id, marker=marker, base_sha=pr.base_sha,
+                head_sha=pr.head_sha, facts=facts_text, run_url=None, max_rows=rows,
+                show_details=details),
+            template_environment(args.template_dir))
+        ctx.stdout.write(body)
+    return OK if gate.passed else GATE_FAILED

@@ -1,0 +1,272 @@
+"""Base plan vs head plan → what the pull request changes (pure).
+
+Exports are matched by (config path, name), following config renames. Every finding is
+classified `new` (the PR introduces it), `pre-existing` (already on the base) or `resolved` (the
+PR removes it), so the gate can block only what the PR introduces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rivet_ci.core.campaign import source_group_warning
+from rivet_ci.core.planner import Plan, PlannedExport
+from rivet_ci.core.problems import Problem
+from rivet_ci.core.recommendation import ExportRecommendation
+
+ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
+FindingStatus = Literal["new", "pre-existing", "resolved"]
+FindingKind = Literal["config-error", "new-isolation", "new-warning", "score-drop", "wave-later",
+                      "low-confidence"]
+REPO_SCOPE = "(all configs)"
+
+
+class ExportChange(BaseModel):
+    """One export, base vs head."""
+
+    model_config = ConfigDict(frozen=True)
+
+    export_name: str
+    config_path: str
+    renamed_from: str | None = None
+    line: int | None = None
+    status: ChangeStatus
+    base: ExportRecommendation | None = None
+    head: ExportRecommendation | None = None
+    reasons_added: tuple[str, ...] = ()
+    reasons_removed: tuple[str, ...] = ()
+
+    @property
+    def score_delta(self) -> int | None:
+        if self.base is None or self.head is None:
+            return None
+        return self.head.priority_score - self.base.priority_score
+
+    @property
+    def isolation(self) -> FindingStatus | None:
+        before = bool(self.base and self.base.isolate_on_source)
+        after = bool(self.head and self.head.isolate_on_source)
+        return _status(before, after)
+
+    @property
+    def low_confidence(self) -> FindingStatus | None:
+        return _status(bool(self.base and self.base.low_confidence),
+                       bool(self.head and self.head.low_confidence))
+
+
+class WarningChange(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    scope: str  # a config path, or REPO_SCOPE for the repo-wide source_group view
+    message: str
+    status: FindingStatus
+
+
+class OrderMove(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    config_path: str
+    export_name: str
+    base_position: int | None  # 1-based; None when not in the base campaign
+    head_position: int | None
+
+
+class Finding(BaseModel):
+    """Something the gate may block on; `status` says whether the PR introduced it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FindingKind
+    status: FindingStatus
+    message: str
+    file: str | None = None
+    line: int | None = None
+    export_name: str | None = None
+    score_delta: int | None = None
+
+
+class PlanDiff(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    exports: tuple[ExportChange, ...]
+    warnings: tuple[WarningChange, ...]
+    order_moves: tuple[OrderMove, ...]
+    findings: tuple[Finding, ...]
+    head_problems: tuple[Problem, ...]
+
+    @property
+    def changed_exports(self) -> tuple[ExportChange, ...]:
+        return tuple(e for e in self.exports if e.status != "unchanged")
+
+    def findings_of(self, status: FindingStatus) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == status)
+
+
+def _status(before: bool, after: bool) -> FindingStatus | None:
+    if after:
+        return "pre-existing" if before else "new"
+    return "resolved" if before else None
+
+
+def repo_group_warnings(plan: Plan) -> list[str]:
+    """Source-group warnings over every config: a shared replica ignores file boundaries.
+
+    Only groups spanning two or more files are reported here; single-file groups already have
+    their warning in that file's campaign.
+    """
+    members: dict[str, list[ExportRecommendation]] = {}
+    files: dict[str, set[str]] = {}
+    for export in plan.exports:
+        group = export.recommendation.source_group
+        if group is not None:
+            members.setdefault(group, []).append(export.recommendation)
+            files.setdefault(group, set()).add(export.config_path)
+    out = []
+    for group, recs in members.items():
+        if len(files[group]) < 2:
+            continue
+        warning = source_group_warning(group, recs)
+        if warning is not None:
+            out.append(f"{warning} (across {len(files[group])} config files)")
+    return sorted(out)
+
+
+def _campaign_warnings(plan: Plan) -> set[tuple[str, str]]:
+    out = {(c.path, w) for c in plan.configs if c.campaign
+           for w in c.campaign.source_group_warnings}
+    out.update((REPO_SCOPE, w) for w in repo_group_warnings(plan))
+    return out
+
+
+def _problem_key(problem: Problem) -> tuple[str, str | None, str]:
+    # Lines move when a PR edits a file; the same problem at another line is not new.
+    return (problem.file, problem.field, problem.message)
+
+
+def diff_plans(
+    base: Plan, head: Plan, *, renames: Mapping[str, str] | None = None, top_moves: int = 10,
+) -> PlanDiff:
+    """Compare two plans of the same repository. `renames` maps old config path → new path."""
+    renames = dict(renames or {})
+    base_by_key: dict[tuple[str, str], PlannedExport] = {
+        (renames.get(e.config_path, e.config_path), e.export_name): e for e in base.exports}
+    head_by_key = {(e.config_path, e.export_name): e for e in head.exports}
+    old_path = {new: old for old, new in renames.items()}
+
+    changes: list[ExportChange] = []
+    for key in sorted(head_by_key.keys() | base_by_key.keys()):
+        before, after = base_by_key.get(key), head_by_key.get(key)
+        changes.append(_export_change(key, before, after, old_path.get(key[0])))
+
+    warnings = _warning_changes(base, head, renames)
+    findings = _findings(changes, warnings, base, head)
+    return PlanDiff(
+        exports=tuple(changes), warnings=tuple(warnings),
+        order_moves=tuple(_order_moves(base, head, renames, top_moves)),
+        findings=tuple(findings), head_problems=head.all_problems,
+    )
+
+
+def _export_change(
+    key: tuple[str, str], before: PlannedExport | None, after: PlannedExport | None,
+    renamed_from: str | None,
+) -> ExportChange:
+    config_path, name = key
+    b = before.recommendation if before else None
+    h = after.recommendation if after else None
+    status: ChangeStatus
+    if b is None:
+        status = "added"
+    elif h is None:
+        status = "removed"
+    else:
+        status = "unchanged" if b == h else "changed"
+    base_kinds = b.reason_kinds if b else ()
+    head_kinds = h.reason_kinds if h else ()
+    return ExportChange(
+        export_name=name, config_path=config_path,
+        renamed_from=renamed_from if before is not None else None,
+        line=after.line if after else (before.line if before else None), status=status,
+        base=b, head=h,
+        reasons_added=tuple(k for k in head_kinds if k not in base_kinds),
+        reasons_removed=tuple(k for k in base_kinds if k not in head_kinds),
+    )
+
+
+def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
+    before = {(renames.get(scope, scope), w) for scope, w in _campaign_warnings(base)}
+    after = _campaign_warnings(head)
+    out = [WarningChange(scope=s, message=w, status="new") for s, w in sorted(after - before)]
+    out += [WarningChange(scope=s, message=w, status="resolved") for s, w in sorted(before - after)]
+    out += [WarningChange(scope=s, message=w, status="pre-existing")
+            for s, w in sorted(before & after)]
+    return out
+
+
+def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -> list[OrderMove]:
+    base_orders = {renames.get(c.path, c.path): c.campaign.ordered_exports
+                   for c in base.configs if c.campaign}
+    moves = []
+    for config in head.configs:
+        if config.campaign is None:
+            continue
+        head_order = config.campaign.ordered_exports
+        base_order = base_orders.get(config.path, ())
+        base_pos = {name: i + 1 for i, name in enumerate(base_order)}
+        for i, name in enumerate(head_order[:top]):
+            if base_pos.get(name) != i + 1:
+                moves.append(OrderMove(config_path=config.path, export_name=name,
+                                       base_position=base_pos.get(name), head_position=i + 1))
+    return moves
+
+
+def _findings(
+    changes: list[ExportChange], warnings: list[WarningChange], base: Plan, head: Plan,
+) -> list[Finding]:
+    out: list[Finding] = []
+    base_problems = {_problem_key(p) for p in base.all_problems if p.severity == "error"}
+    head_errors = [p for p in head.all_problems if p.severity == "error"]
+    head_keys = {_problem_key(p) for p in head_errors}
+    for p in head_errors:
+        out.append(Finding(kind="config-error", message=p.render(), file=p.file, line=p.line,
+                           status="pre-existing" if _problem_key(p) in base_problems else "new"))
+    for p in base.all_problems:
+        if p.severity == "error" and _problem_key(p) not in head_keys:
+            out.append(Finding(kind="config-error", status="resolved", message=p.render(),
+                               file=p.file))
+    for change in changes:
+        out.extend(_export_findings(change))
+    for w in warnings:
+        out.append(Finding(kind="new-warning", status=w.status, message=w.message,
+                           file=None if w.scope == REPO_SCOPE else w.scope))
+    return out
+
+
+def _export_findings(change: ExportChange) -> list[Finding]:
+    out: list[Finding] = []
+    name, base, head = change.export_name, change.base, change.head
+    where = {"file": change.config_path, "line": change.line, "export_name": name}
+    latest = head or base
+    isolation = change.isolation
+    if isolation is not None and latest is not None:
+        out.append(Finding(kind="new-isolation", status=isolation, **where,
+                           message=f"{name}: isolate_on_source on '{latest.source_group}'"))
+    low = change.low_confidence
+    if low is not None:
+        out.append(Finding(kind="low-confidence", status=low, **where,
+                           message=f"{name}: planned on low-confidence metadata"))
+    if base is None or head is None:
+        return out
+    delta = head.priority_score - base.priority_score
+    if delta < 0:
+        out.append(Finding(kind="score-drop", status="new", score_delta=delta, **where,
+                           message=f"{name}: score {base.priority_score} → "
+                                   f"{head.priority_score} ({delta})"))
+    if head.recommended_wave > base.recommended_wave:
+        out.append(Finding(kind="wave-later", status="new", **where,
+                           message=f"{name}: wave {base.recommended_wave} → "
+                                   f"{head.recommended_wave}"))
+    return out

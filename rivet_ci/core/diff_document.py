@@ -1,0 +1,50 @@
+"""The pull-request part of `plan.json`: the base plan, the diff and the gate (pure).
+
+`plan.json` in a PR run is the head plan document (spec §10) with three more keys —
+`pull_request`, `base` and `diff` — so tools reading a plain plan document still work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rivet_ci.core.diff import PlanDiff
+from rivet_ci.core.document import config_json, plan_document, problem_json
+from rivet_ci.core.planner import Plan
+from rivet_ci.core.policy import GateResult
+
+
+def diff_json(diff: PlanDiff, gate: GateResult) -> dict[str, Any]:
+    return {
+        "gate": {"passed": gate.passed, "policy": gate.policy,
+                 "blocking": [f.model_dump(mode="json") for f in gate.blocking]},
+        "exports": [
+            {"export_name": c.export_name, "config": c.config_path, "line": c.line,
+             "status": c.status, "renamed_from": c.renamed_from,
+             "score_base": c.base.priority_score if c.base else None,
+             "score_head": c.head.priority_score if c.head else None,
+             "score_delta": c.score_delta, "isolation": c.isolation,
+             "low_confidence": c.low_confidence,
+             "reasons_added": list(c.reasons_added), "reasons_removed": list(c.reasons_removed),
+             "base": c.base.model_dump(mode="json") if c.base else None,
+             "head": c.head.model_dump(mode="json") if c.head else None}
+            for c in diff.changed_exports
+        ],
+        "warnings": [w.model_dump(mode="json") for w in diff.warnings],
+        "order_moves": [m.model_dump(mode="json") for m in diff.order_moves],
+        "findings": [f.model_dump(mode="json") for f in diff.findings],
+    }
+
+
+def pull_request_document(
+    base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
+    changed_files: Sequence[dict[str, str | None]], generated_at: str, version: str,
+) -> dict[str, Any]:
+    document = plan_document(head, generated_at=generated_at, version=version)
+    document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
+                                "changed_files": list(changed_files)}
+    document["base"] = {"configs": [config_json(c) for c in base.configs],
+                        "problems": [problem_json(p) for p in base.all_problems]}
+    document["diff"] = diff_json(diff, gate)
+    return document
