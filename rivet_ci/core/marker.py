@@ -70,7 +70,8 @@ def format_timestamp(moment: datetime) -> str:
     """Format an aware datetime the way markers store it (UTC, second precision)."""
     if moment.tzinfo is None:
         raise ValueError("timestamp must be timezone-aware")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, unlike strftime("%Y"), zero-pads years before 1000 on every platform.
+    return moment.astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 def make_marker(gate_id: str, head_sha: str, timestamp: str) -> str:

@@ -1,0 +1,738 @@
+"""GitHub REST API client and the sticky pull-request comment, on the standard library only.
+
+Responsible for every call rivet-ci makes to GitHub (github.com or a GitHub Enterprise Server
+base URL such as ``https://ghe.example/api/v3``): authentication headers, retries, rate
+limits, pagination, typed errors, and keeping exactly one rivet-ci comment per gate id on a
+pull request up to date (`upsert_comment`).
+
+Exception tree (every message carries method, URL path and status, never the token)::
+
+    GitHubError              any failed call; .method .path .status .documentation_url
+    ├── GitHubUnauthorized   401: the token is missing, expired or wrong
+    ├── GitHubForbidden      403 that is not a rate limit, e.g. a read-only token on a fork PR
+    ├── GitHubNotFound       404: unknown repository, pull request or comment
+    ├── GitHubBodyTooLong    422: comment body over GitHub's 65,536-character limit
+    ├── GitHubRateLimited    rate limited for longer than the client is willing to wait
+    └── GitHubUnavailable    5xx or network errors on every attempt
+
+Retries: 5xx and network errors back off exponentially (1 s, 2 s, 4 s ...); 429 and
+rate-limit 403s wait for ``Retry-After``, else until ``x-ratelimit-reset`` when
+``x-ratelimit-remaining`` is 0, else a minute, as GitHub's rate-limit guide asks. A wait
+longer than ``max_wait`` fails at once with `GitHubRateLimited` rather than stalling CI.
+Non-idempotent POSTs are retried on 5xx too: a duplicate comment is recoverable (the next
+run updates the first one), a lost result is not.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rivet_ci import __version__
+from rivet_ci.core.marker import (
+    attach_marker,
+    format_timestamp,
+    make_marker,
+    parse_marker,
+    same_apart_from_timestamp,
+)
+
+API_VERSION = "2022-11-28"
+MAX_COMMENT_BODY = 65536
+# Comments posted with Actions' GITHUB_TOKEN are authored by this bot; the token itself
+# cannot read GET /user, so this is the author to look for when the login is unknown.
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+_LINK = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]*)"')
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+class GitHubError(Exception):
+    """A GitHub call failed; see the module docstring for the subclasses."""
+
+    hint = ""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str,
+        path: str,
+        status: int | None = None,
+        documentation_url: str | None = None,
+    ) -> None:
+        self.method, self.path, self.status = method, path, status
+        self.documentation_url = documentation_url
+        where = f"{method} {path}" + (f" returned {status}" if status is not None else "")
+        text = f"GitHub {where}: {message}"
+        if self.hint:
+            text += f". {self.hint}"
+        if documentation_url:
+            text += f" (see {documentation_url})"
+        super().__init__(text)
+
+
+class GitHubUnauthorized(GitHubError):  # noqa: N818 (names the callers use)
+    hint = "Check that the token is set and has not expired"
+
+
+class GitHubForbidden(GitHubError):  # noqa: N818 (names the callers use)
+    hint = (
+        "The token may not write here: pull requests from forks get a read-only token, so "
+        "save the comment to a file and post it from a workflow_run workflow"
+    )
+
+
+class GitHubNotFound(GitHubError):  # noqa: N818 (names the callers use)
+    pass
+
+
+class GitHubBodyTooLong(GitHubError):  # noqa: N818 (names the callers use)
+    pass
+
+
+class GitHubRateLimited(GitHubError):  # noqa: N818 (names the callers use)
+    hint = "Retry later, or spread the jobs that share this token"
+
+
+class GitHubUnavailable(GitHubError):  # noqa: N818 (names the callers use)
+    hint = "GitHub may be having an outage; rerun the job later"
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+class Comment(BaseModel):
+    """An issue (pull request conversation) comment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    body: str
+    user_login: str | None  # None for comments of deleted accounts
+    html_url: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Comment:
+        return cls(
+            id=data["id"],
+            body=data.get("body") or "",
+            user_login=(data.get("user") or {}).get("login"),
+            html_url=data["html_url"],
+            created_at=data["created_at"],
+            updated_at=data["updated_at"],
+        )
+
+
+class PullRequest(BaseModel):
+    """The fields of a pull request that rivet-ci needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    state: str
+    html_url: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None  # "owner/name"; None when the fork has been deleted
+    base_repo: str
+    base_ref: str
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> PullRequest:
+        head, base = data["head"], data["base"]
+        return cls(
+            number=data["number"],
+            state=data["state"],
+            html_url=data["html_url"],
+            head_sha=head["sha"],
+            head_ref=head["ref"],
+            head_repo=(head.get("repo") or {}).get("full_name"),
+            base_repo=base["repo"]["full_name"],
+            base_ref=base["ref"],
+        )
+
+
+class WorkflowRun(BaseModel):
+    """The fields of an Actions workflow run that locate its pull request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    event: str
+    head_sha: str
+    head_branch: str | None
+    head_repo: str | None  # "owner/name" the run's commit came from (a fork, perhaps)
+    # Pull requests of this repository as GitHub lists them; always empty for forks.
+    pull_numbers: tuple[int, ...]
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any], *, repo: str) -> WorkflowRun:
+        # GitHub may list pull requests of other repositories whose base is this branch.
+        own = f"/repos/{repo}".lower()
+        numbers = tuple(
+            int(pr["number"])
+            for pr in data.get("pull_requests") or []
+            if str(pr["base"]["repo"]["url"]).lower().endswith(own)
+        )
+        return cls(
+            id=data["id"],
+            event=data["event"],
+            head_sha=data["head_sha"],
+            head_branch=data.get("head_branch"),
+            head_repo=(data.get("head_repository") or {}).get("full_name"),
+            pull_numbers=numbers,
+        )
+
+
+# --- HTTP ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    headers: Mapping[str, str]  # lower-cased names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects only within the API's origin.
+
+    urllib copies every header, Authorization included, onto the redirected request; a
+    redirect to another host must not receive the token.
+    """
+
+    def redirect_request(  # noqa: PLR0917 (urllib's signature)
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if _origin(newurl) != _origin(req.full_url):
+            return None
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+class GitHubClient:
+    """A small GitHub REST client; every method raises a `GitHubError` subclass on failure."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        max_attempts: int = 5,
+        timeout: float = 30,
+        max_wait: float = 60,
+    ) -> None:
+        # A token read from a file often ends in a newline; anything else unprintable would
+        # make http.client raise an error that quotes the header, token included.
+        token = token.strip()
+        if not token:
+            raise ValueError("a GitHub token is required")
+        if not token.isprintable() or any(c.isspace() for c in token):
+            raise ValueError("the GitHub token contains whitespace or control characters")
+        scheme, netloc = _origin(api_url)
+        if scheme not in ("http", "https") or not netloc:
+            raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.api_url = api_url.rstrip("/")
+        self._token = token
+        self._sleep, self._clock = sleep, clock
+        self._max_attempts, self._timeout, self._max_wait = max_attempts, timeout, max_wait
+        self._opener = urllib.request.build_opener(_SameOriginRedirects())
+
+    def __repr__(self) -> str:
+        return f"GitHubClient(api_url={self.api_url!r}, token='***')"
+
+    # -- endpoints ---------------------------------------------------------------------
+
+    def authenticated_login(self) -> str | None:
+        """The token's login, or None when the token may not read ``GET /user``.
+
+        Actions' GITHUB_TOKEN and GitHub App installation tokens get 403 there.
+        """
+        try:
+            data = self._request("GET", "/user").json()
+        except (GitHubForbidden, GitHubNotFound):
+            return None
+        login = data.get("login") if isinstance(data, dict) else None
+        return str(login) if login else None
+
+    def list_issue_comments(self, repo: str, number: int) -> list[Comment]:
+        path = f"/repos/{_repo(repo)}/issues/{int(number)}/comments"
+        return [self._parse(Comment.from_api, item, "GET", path) for item in self._paginate(path)]
+
+    def create_issue_comment(self, repo: str, number: int, body: str) -> Comment:
+        path = f"/repos/{_repo(repo)}/issues/{int(number)}/comments"
+        data = self._request("POST", path, {"body": body}).json()
+        return self._parse(Comment.from_api, data, "POST", path)
+
+    def update_issue_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        path = f"/repos/{_repo(repo)}/issues/comments/{int(comment_id)}"
+        data = self._request("PATCH", path, {"body": body}).json()
+        return self._parse(Comment.from_api, data, "PATCH", path)
+
+    def delete_issue_comment(self, repo: str, comment_id: int) -> None:
+        self._request("DELETE", f"/repos/{_repo(repo)}/issues/comments/{int(comment_id)}")
+
+    def get_pull(self, repo: str, number: int) -> PullRequest:
+        path = f"/repos/{_repo(repo)}/pulls/{int(number)}"
+        return self._parse(PullRequest.from_api, self._request("GET", path).json(), "GET", path)
+
+    def get_workflow_run(self, repo: str, run_id: int) -> WorkflowRun:
+        path = f"/repos/{_repo(repo)}/actions/runs/{int(run_id)}"
+        data = self._request("GET", path).json()
+        return self._parse(lambda d: WorkflowRun.from_api(d, repo=repo), data, "GET", path)
+
+    def pulls_for_head(
+        self, repo: str, *, head_owner: str, head_branch: str, state: str = "open"
+    ) -> list[PullRequest]:
+        """Pull requests whose head is ``head_owner:head_branch`` (works for forks)."""
+        path = f"/repos/{_repo(repo)}/pulls"
+        query = {"head": f"{head_owner}:{head_branch}", "state": state}
+        items = self._paginate(path, query)
+        return [self._parse(PullRequest.from_api, item, "GET", path) for item in items]
+
+    def pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
+        """Pull requests associated with a commit; finds nothing for fork-only commits."""
+        if not _SHA.fullmatch(sha):
+            raise ValueError(f"not a commit sha: {sha!r}")
+        path = f"/repos/{_repo(repo)}/commits/{sha}/pulls"
+        try:
+            items = self._paginate(path)
+        except GitHubError as exc:
+            if exc.status == 422:  # "No commit found for SHA": nothing is associated with it
+                return []
+            raise
+        return [self._parse(PullRequest.from_api, item, "GET", path) for item in items]
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _paginate(self, path: str, query: Mapping[str, str] | None = None) -> list[Any]:
+        """GET every page by following ``Link: rel="next"`` as GitHub builds it.
+
+        The links are followed verbatim rather than by counting pages: GitHub may rewrite
+        them (for example to ``/repositories/{id}/...``) and that is its contract.
+        """
+        url: str | None = f"{self.api_url}{path}?{urlencode({**(query or {}), 'per_page': 100})}"
+        items: list[Any] = []
+        seen: set[str] = set()
+        while url is not None and url not in seen:
+            seen.add(url)
+            response = self._request("GET", url)
+            page = response.json()
+            if not isinstance(page, list):
+                self._unexpected("GET", path, "expected a JSON array")
+            items.extend(page)
+            url = _next_link(response.headers.get("link", ""))
+        return items
+
+    def _request(self, method: str, target: str, payload: object = None) -> _Response:
+        url = target if "://" in target else f"{self.api_url}{target}"
+        if _origin(url) != _origin(self.api_url):
+            # A pagination link pointing elsewhere must not receive the token.
+            raise GitHubError("refusing to send the token to another host", method=method, path=url)
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        data = None if payload is None else json.dumps(payload).encode()
+        error: type[GitHubError] = GitHubUnavailable
+        reason, status = "no attempt made", None
+        for attempt in range(1, self._max_attempts + 1):
+            wait: float | None = None
+            try:
+                response = self._send(method, url, data)
+            except (OSError, http.client.HTTPException) as exc:
+                error, reason, status = GitHubUnavailable, f"network error ({exc})", None
+            else:
+                if 200 <= response.status < 300:
+                    return response
+                error, reason, wait = self._retry_plan(method, path, response, attempt)
+                status = response.status
+            if attempt == self._max_attempts:
+                break
+            if wait is None:
+                wait = 2.0 ** (attempt - 1)
+            wait = min(wait, self._max_wait)
+            _log.warning(
+                "GitHub %s %s: %s; retrying in %.0f s (attempt %d of %d)",
+                method, path, reason, wait, attempt, self._max_attempts,
+            )  # fmt: skip
+            self._sleep(wait)
+        raise error(
+            f"{reason}; gave up after {self._max_attempts} attempts",
+            method=method,
+            path=path,
+            status=status,
+        )
+
+    def _send(self, method: str, url: str, data: bytes | None) -> _Response:
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "Authorization": f"Bearer {self._token}",
+            "User-Agent": f"rivet-ci/{__version__}",
+        }
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with self._opener.open(request, timeout=self._timeout) as raw:
+                return _Response(raw.status, _lower(raw.headers), raw.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                return _Response(exc.code, _lower(exc.headers), exc.read())
+            finally:
+                exc.close()
+
+    def _retry_plan(
+        self, method: str, path: str, response: _Response, attempt: int
+    ) -> tuple[type[GitHubError], str, float | None]:
+        """How to retry a failed response (error type, reason, wait or None for backoff).
+
+        Raises the typed error at once for failures that retrying cannot fix.
+        """
+        status, headers = response.status, response.headers
+        retry_after = self._retry_after(headers)
+        if status == 429 or (status == 403 and _is_rate_limit(response)):
+            if retry_after is not None:
+                wait = retry_after
+            elif headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+                # +1 s: the reset is whole epoch seconds and runner clocks drift a little.
+                wait = max(float(headers["x-ratelimit-reset"]) - self._clock(), 0.0) + 1
+            else:
+                # GitHub: wait at least a minute, then exponentially longer.
+                wait = 60.0 * 2 ** (attempt - 1)
+            if wait > self._max_wait:
+                raise GitHubRateLimited(
+                    f"rate limited for {wait:.0f} s, longer than the {self._max_wait:.0f} s "
+                    "this client waits",
+                    method=method,
+                    path=path,
+                    status=status,
+                )
+            return GitHubRateLimited, "rate limited", wait
+        if status >= 500:
+            return GitHubUnavailable, f"server error {status}", retry_after
+        self._raise_for(method, path, response)
+
+    def _retry_after(self, headers: Mapping[str, str]) -> float | None:
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            pass
+        try:  # the HTTP-date form
+            return max(parsedate_to_datetime(value).timestamp() - self._clock(), 0.0)
+        except (TypeError, ValueError):
+            return None
+
+    def _raise_for(self, method: str, path: str, response: _Response) -> NoReturn:
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            payload = {"message": response.body[:200].decode("utf-8", "replace")}
+        message = str(payload.get("message") or "no message")
+        details = [
+            str(e.get("message")) for e in payload.get("errors") or [] if isinstance(e, dict)
+        ]
+        if details:
+            message += ": " + "; ".join(details)
+        error: type[GitHubError] = {
+            401: GitHubUnauthorized,
+            403: GitHubForbidden,
+            404: GitHubNotFound,
+        }.get(response.status, GitHubError)
+        if response.status == 422 and "is too long" in message.lower():
+            error = GitHubBodyTooLong
+        raise error(
+            message,
+            method=method,
+            path=path,
+            status=response.status,
+            documentation_url=str(payload.get("documentation_url") or "") or None,
+        )
+
+    def _parse(self, parse: Callable[[Any], _T], data: Any, method: str, path: str) -> _T:
+        try:
+            return parse(data)
+        except (KeyError, TypeError, ValidationError) as exc:
+            self._unexpected(method, path, f"unexpected response shape ({type(exc).__name__})")
+
+    @staticmethod
+    def _unexpected(method: str, path: str, message: str) -> NoReturn:
+        raise GitHubError(message, method=method, path=path)
+
+
+def _repo(repo: str) -> str:
+    if not _REPO.fullmatch(repo):
+        raise ValueError(f"repository must look like 'owner/name', got {repo!r}")
+    return repo
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in headers.items()} if headers else {}
+
+
+def _is_rate_limit(response: _Response) -> bool:
+    headers = response.headers
+    if "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0":
+        return True
+    # Secondary limits may come with neither header, only the message.
+    return b"rate limit" in response.body.lower()
+
+
+def _next_link(header: str) -> str | None:
+    for url, rel in _LINK.findall(header):
+        if "next" in rel.split():
+            return str(url)
+    return None
+
+
+# --- pull request resolution --------------------------------------------------------------
+
+
+def find_pull_for_head(
+    client: GitHubClient, *, repo: str, head_owner: str, head_branch: str, head_sha: str
+) -> PullRequest | None:
+    """The open pull request a ``workflow_run`` belongs to, when its payload does not say.
+
+    ``workflow_run.pull_requests`` is empty for pull requests from forks, so search by
+    ``head_repository.owner.login`` and ``head_branch``; the commit lookup catches
+    same-repository branches. A PR whose head is exactly ``head_sha`` wins.
+    """
+    candidates = client.pulls_for_head(repo, head_owner=head_owner, head_branch=head_branch)
+    if not candidates:
+        candidates = [p for p in client.pulls_for_commit(repo, head_sha) if p.state == "open"]
+    exact = [p for p in candidates if p.head_sha == head_sha.lower()]
+    best = exact or candidates
+    return best[0] if best else None
+
+
+def find_pull_for_run(client: GitHubClient, *, repo: str, run: WorkflowRun) -> PullRequest | None:
+    """The open pull request whose ``pull_request`` workflow produced ``run``.
+
+    Uses only what GitHub reports about the run, never an artifact the run uploaded: a fork
+    controls its artifacts. Same-repository runs list their pull requests; fork runs do not,
+    so those are searched by the head repository's owner and branch.
+    """
+    for number in run.pull_numbers:
+        pull = client.get_pull(repo, number)
+        if pull.state == "open":
+            return pull
+    if run.head_repo is None or run.head_branch is None:
+        return None
+    head_owner = run.head_repo.partition("/")[0]
+    return find_pull_for_head(
+        client, repo=repo, head_owner=head_owner, head_branch=run.head_branch, head_sha=run.head_sha
+    )
+
+
+# --- the sticky comment -------------------------------------------------------------------
+
+
+class Behaviour(StrEnum):
+    UPDATE = "update"  # edit our comment in place (create it the first time)
+    RECREATE = "recreate"  # delete ours and post a new one at the bottom of the thread
+    NEW = "new"  # always post a new comment
+    OFF = "off"  # do not comment
+
+
+class CommentAction(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    RECREATED = "recreated"
+    SKIPPED_NEWER = "skipped_newer"
+    OFF = "off"
+    FORBIDDEN = "forbidden"  # token may not write: save the comment for a trusted workflow
+
+
+@dataclass(frozen=True)
+class CommentOutcome:
+    action: CommentAction
+    url: str | None = None
+    comment_id: int | None = None
+    used_short_body: bool = False
+    detail: str = ""  # the GitHub error for FORBIDDEN
+
+
+def upsert_comment(
+    client: GitHubClient,
+    *,
+    repo: str,
+    number: int,
+    body: str,
+    short_body: str,
+    gate_id: str,
+    head_sha: str,
+    behaviour: Behaviour | str = Behaviour.UPDATE,
+    is_newer: Callable[[str], bool] | None = None,
+    author: str | None = None,
+    timestamp: str | None = None,
+) -> CommentOutcome:
+    """Keep this gate's comment on pull request ``number`` up to date.
+
+    The marker for ``gate_id``/``head_sha``/``timestamp`` is put on the first line of
+    ``body`` and ``short_body``, replacing any marker a template already rendered into them.
+    ``timestamp`` defaults to that rendered marker's, else to now. ``short_body`` is posted
+    instead when GitHub rejects ``body`` as too long.
+
+    Our comment is one whose marker has ``gate_id`` and whose author is ``author``
+    (default: the token's login, or ``github-actions[bot]`` when the token cannot read
+    ``GET /user``; pass ``"<app-slug>[bot]"`` for a GitHub App token).
+
+    ``is_newer(sha)`` says whether a comment rendered for head ``sha`` is newer than ours;
+    such a comment is left alone (``SKIPPED_NEWER``). The default treats a comment as newer
+    when it was rendered for the pull request's current head and we were not, which needs
+    no git history and is right after force-pushes too.
+
+    A 403 on any call returns ``FORBIDDEN`` instead of raising; other failures raise.
+    """
+    behaviour = Behaviour(behaviour)
+    if behaviour is Behaviour.OFF:
+        return CommentOutcome(CommentAction.OFF)
+    if timestamp is None:
+        rendered = parse_marker(body)
+        timestamp = rendered.timestamp if rendered else format_timestamp(datetime.now(UTC))
+    marker = make_marker(gate_id, head_sha, timestamp)
+    full, short = attach_marker(body, marker), attach_marker(short_body, marker)
+    newer = is_newer or _pull_head_is_newer(client, repo, number, head_sha)
+    try:
+        return _upsert(
+            client,
+            repo=repo,
+            number=number,
+            full=full,
+            short=short,
+            gate_id=gate_id,
+            head_sha=head_sha,
+            behaviour=behaviour,
+            is_newer=newer,
+            author=author,
+        )
+    except GitHubForbidden as exc:
+        return CommentOutcome(CommentAction.FORBIDDEN, detail=str(exc))
+
+
+def _upsert(
+    client: GitHubClient,
+    *,
+    repo: str,
+    number: int,
+    full: str,
+    short: str,
+    gate_id: str,
+    head_sha: str,
+    behaviour: Behaviour,
+    is_newer: Callable[[str], bool],
+    author: str | None,
+) -> CommentOutcome:
+    def post(action: CommentAction) -> CommentOutcome:
+        comment, was_short = _with_fallback(
+            lambda text: client.create_issue_comment(repo, number, text), full, short
+        )
+        return CommentOutcome(action, comment.html_url, comment.id, was_short)
+
+    if behaviour is Behaviour.NEW:
+        return post(CommentAction.CREATED)
+    login = author or client.authenticated_login() or ACTIONS_BOT_LOGIN
+    ours = [c for c in client.list_issue_comments(repo, number) if _is_ours(c, login, gate_id)]
+    for comment in ours:
+        theirs = _marker_head(comment)
+        if theirs != head_sha.lower() and is_newer(theirs):
+            return CommentOutcome(CommentAction.SKIPPED_NEWER, comment.html_url, comment.id)
+    if behaviour is Behaviour.RECREATE:
+        for comment in ours:
+            client.delete_issue_comment(repo, comment.id)
+        return post(CommentAction.RECREATED if ours else CommentAction.CREATED)
+    if not ours:
+        return post(CommentAction.CREATED)
+    # Duplicates can exist (another tool, a retried POST); keep editing the oldest.
+    existing = ours[0]
+    if _unchanged(existing.body, full, short):
+        return CommentOutcome(CommentAction.UNCHANGED, existing.html_url, existing.id)
+    updated, was_short = _with_fallback(
+        lambda text: client.update_issue_comment(repo, existing.id, text), full, short
+    )
+    return CommentOutcome(CommentAction.UPDATED, updated.html_url, updated.id, was_short)
+
+
+def _with_fallback(send: Callable[[str], Comment], full: str, short: str) -> tuple[Comment, bool]:
+    try:
+        return send(full), False
+    except GitHubBodyTooLong:
+        _log.warning("comment body is over GitHub's limit; posting the short version")
+        return send(short), True
+
+
+def _is_ours(comment: Comment, login: str, gate_id: str) -> bool:
+    marker = parse_marker(comment.body)
+    # Matching the author too keeps a user's quote of our marker from being edited.
+    return marker is not None and marker.gate_id == gate_id and comment.user_login == login
+
+
+def _marker_head(comment: Comment) -> str:
+    marker = parse_marker(comment.body)
+    return marker.head_sha if marker is not None else ""
+
+
+def _unchanged(existing: str, full: str, short: str) -> bool:
+    if same_apart_from_timestamp(existing, full):
+        return True
+    # A body longer than the limit in code points is over it in any unit GitHub counts,
+    # so the short body is what would be posted again.
+    return len(full) > MAX_COMMENT_BODY and same_apart_from_timestamp(existing, short)
+
+
+def _pull_head_is_newer(
+    client: GitHubClient, repo: str, number: int, head_sha: str
+) -> Callable[[str], bool]:
+    current: list[str] = []  # fetched lazily: only needed when heads differ
+
+    def is_newer(theirs: str) -> bool:
+        if not current:
+            current.append(client.get_pull(repo, number).head_sha.lower())
+        return theirs == current[0] != head_sha.lower()
+
+    return is_newer
