@@ -1,0 +1,161 @@
+"""Helpers for the pull-request gate tests (no tests here): real git repos, configs, the CLI.
+
+Repositories are real git repositories in temporary directories, committed with a config that
+ignores the developer's global and system git settings.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rivet_ci.cli import run
+from rivet_ci.context import Context
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+FACTS_CAPTURED = "2026-11-29T06:00:00Z"
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({
+        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Rivet Tester", "GIT_AUTHOR_EMAIL": "tester@example.com",
+        "GIT_COMMITTER_NAME": "Rivet Tester", "GIT_COMMITTER_EMAIL": "tester@example.com",
+        "GIT_AUTHOR_DATE": "2026-11-29T10:00:00Z", "GIT_COMMITTER_DATE": "2026-11-29T10:00:00Z",
+    })
+    return env
+
+
+def git(cwd: Path, *args: str) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+                            env=_git_env())
+    return result.stdout.strip()
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A real git repository; `commit` writes (or, for None, deletes) files and commits."""
+
+    path: Path
+
+    @classmethod
+    def init(cls, path: Path) -> Repo:
+        path.mkdir(parents=True, exist_ok=True)
+        git(path, "init", "-q", "-b", "main")
+        git(path, "config", "commit.gpgsign", "false")
+        return cls(path)
+
+    def commit(self, message: str, files: Mapping[str, str | None] | None = None) -> str:
+        for name, content in (files or {}).items():
+            target = self.path / name
+            if content is None:
+                target.unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content, encoding="utf-8")
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.path, "rev-parse", "HEAD")
+
+    def checkout(self, branch: str, *, new: bool = False) -> None:
+        git(self.path, "checkout", "-q", *(["-b"] if new else []), branch)
+
+    def move(self, old: str, new: str) -> None:
+        (self.path / new).parent.mkdir(parents=True, exist_ok=True)
+        git(self.path, "mv", old, new)
+
+
+# --- configs and facts ---------------------------------------------------------------------
+
+
+def export(name: str, **fields: Any) -> dict[str, Any]:
+    """One export: a full-table snapshot unless `fields` say otherwise."""
+    return {"name": name, "table": f"public.{name}", "mode": "full", **fields}
+
+
+def chunked(name: str, group: str | None = "replica_a", **fields: Any) -> dict[str, Any]:
+    return export(name, mode="chunked", chunk_column="id", chunk_size=500_000,
+                  chunk_checkpoint=True, **({"source_group": group} if group else {}), **fields)
+
+
+def incremental(name: str, group: str | None = "replica_a", **fields: Any) -> dict[str, Any]:
+    return export(name, mode="incremental", cursor_column="updated_at",
+                  **({"source_group": group} if group else {}), **fields)
+
+
+def config(*exports: dict[str, Any], url_env: str = "ORDERS_REPLICA_URL",
+           header: str = "") -> str:
+    document = {"source": {"type": "postgres", "url_env": url_env, "environment": "replica"},
+                "exports": list(exports)}
+    return header + yaml.safe_dump(document, sort_keys=False, width=200)
+
+
+def heavy_facts(rows: int = 48_000_000) -> dict[str, Any]:
+    return {"row_estimate": rows, "avg_row_bytes": 96, "max_connections": 100,
+            "columns": {"id": {"indexed": True, "min": "1", "max": str(rows)}}}
+
+
+def small_facts(rows: int = 40_000) -> dict[str, Any]:
+    return {"row_estimate": rows, "avg_row_bytes": 220, "max_connections": 100}
+
+
+def cursor_facts(rows: int = 8_000_000) -> dict[str, Any]:
+    return {"row_estimate": rows, "avg_row_bytes": 180, "max_connections": 100,
+            "columns": {"updated_at": {"indexed": True, "min": "2021-03-01 00:00:00",
+                                       "max": "2026-11-29 05:59:12"}}}
+
+
+def write_facts(path: Path, exports: Mapping[str, Mapping[str, Any]]) -> Path:
+    document = {"format": "rivet-ci-facts/1", "captured_at": FACTS_CAPTURED,
+                "exports": {k: dict(v) for k, v in exports.items()}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return path
+
+
+# --- running the CLI in-process --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(argv: list[str], *, cwd: Path, environ: Mapping[str, str] | None = None,
+            now: datetime = NOW) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context(stdout=out, stderr=err, environ=dict(environ or {}), cwd=cwd,
+                  now=lambda: now)
+    code = run(argv, ctx)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Parse a GITHUB_OUTPUT file written in the `name<<DELIMITER` form."""
+    outputs: dict[str, str] = {}
+    lines = iter(text.split("\n"))
+    for line in lines:
+        if not line:
+            continue
+        name, sep, delimiter = line.partition("<<")
+        assert sep, f"not a multiline output: {line!r}"
+        value: list[str] = []
+        for item in lines:
+            if item == delimiter:
+                break
+            value.append(item)
+        else:
+            raise AssertionError(f"unterminated output {name}")
+        outputs[name] = "\n".join(value)
+    return outputs
