@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView
+from rivet_ci.errors import UsageError
 
 COMMENT_TEMPLATE = "comment.md.j2"
 GITHUB_COMMENT_LIMIT = 65_536
@@ -80,6 +81,8 @@ def template_environment(user_dir: Path | None = None) -> jinja2.Environment:
     builtin = jinja2.FileSystemLoader(builtin_template_dir())
     loaders: list[jinja2.BaseLoader] = []
     if user_dir is not None:
+        if not user_dir.is_dir():  # else a typo silently falls back to the built-in template
+            raise UsageError(f"template directory {user_dir} does not exist")
         loaders.append(jinja2.FileSystemLoader(user_dir))
     loaders += [jinja2.PrefixLoader({"base": builtin}), builtin]
     env = jinja2.Environment(
@@ -91,7 +94,13 @@ def template_environment(user_dir: Path | None = None) -> jinja2.Environment:
 
 
 def render_comment(view: CommentView, env: jinja2.Environment) -> str:
-    text = env.get_template(COMMENT_TEMPLATE).render(view=view)
+    try:
+        text = env.get_template(COMMENT_TEMPLATE).render(view=view)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"comment template {exc.filename or exc.name}:{exc.lineno}: "
+                         f"{exc.message}") from None
+    except jinja2.TemplateError as exc:  # e.g. a user template naming a field that is not there
+        raise UsageError(f"cannot render the comment template: {exc}") from None
     # Template blocks are easier to read with generous whitespace; Markdown needs one blank line.
     return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
 

@@ -8,6 +8,7 @@ are tested without rendering.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,11 +79,28 @@ class CommentView(BaseModel):
     low_confidence: tuple[str, ...]
     problems: tuple[ProblemLine, ...]
     blocking: tuple[Finding, ...]
+    # Lists other than `rows` are cut to the row budget too (never below MIN_LISTED), so a PR
+    # touching thousands of exports still gets a comment that says what it left out.
+    omitted_blocking: int = 0
+    omitted_isolations: int = 0
+    omitted_low_confidence: int = 0
+    omitted_problems: int = 0
     base_sha: str
     head_sha: str
     facts: str
     run_url: str | None
     full_report_hint: str
+
+
+MIN_LISTED = 10
+_T = TypeVar("_T")
+
+
+def _cap(items: tuple[_T, ...], max_rows: int | None) -> tuple[tuple[_T, ...], int]:
+    if max_rows is None:
+        return items, 0
+    kept = items[: max(max_rows, MIN_LISTED)]
+    return kept, len(items) - len(kept)
 
 
 def _flags(change: ExportChange) -> tuple[str, ...]:
@@ -165,22 +183,29 @@ def build_comment_view(
         "errors": sum(1 for f in diff.findings if f.kind == "config-error" and f.status == "new"),
         "blocking": len(gate.blocking),
     }
-    problem_lines = tuple(
+    problem_lines, omitted_problems = _cap(tuple(
         ProblemLine(text=f.message, status=f.status)
-        for f in diff.findings if f.kind == "config-error")
+        for f in diff.findings if f.kind == "config-error"), max_rows)
+    blocking, omitted_blocking = _cap(gate.blocking, max_rows)
+    new_isolations, omitted_new = _cap(
+        tuple(isolation(c) for c in isolations if c.isolation == "new"), max_rows)
+    resolved_isolations, omitted_resolved = _cap(
+        tuple(isolation(c) for c in isolations if c.isolation == "resolved"), max_rows)
+    low_confidence, omitted_low = _cap(tuple(sorted(
+        c.export_name for c in changes if c.low_confidence in ("new", "pre-existing"))), max_rows)
     return CommentView(
         gate_id=gate_id, marker=marker, passed=gate.passed,
         headline=_headline(gate, counts), policy=gate.policy, counts=counts,
         rows=tuple(kept), omitted_rows=len(rows) - len(kept), show_details=show_details,
-        new_isolations=tuple(isolation(c) for c in isolations if c.isolation == "new"),
-        resolved_isolations=tuple(isolation(c) for c in isolations if c.isolation == "resolved"),
+        new_isolations=new_isolations, resolved_isolations=resolved_isolations,
+        omitted_isolations=omitted_new + omitted_resolved,
         warnings_new=tuple(w for w in diff.warnings if w.status == "new"),
         warnings_resolved=tuple(w for w in diff.warnings if w.status == "resolved"),
         warnings_persisting=sum(1 for w in diff.warnings if w.status == "pre-existing"),
-        low_confidence=tuple(sorted(c.export_name for c in changes
-                                    if c.low_confidence in ("new", "pre-existing"))),
-        problems=problem_lines, blocking=gate.blocking, base_sha=base_sha, head_sha=head_sha,
-        facts=facts, run_url=run_url, full_report_hint=full_report_hint,
+        low_confidence=low_confidence, omitted_low_confidence=omitted_low,
+        problems=problem_lines, omitted_problems=omitted_problems,
+        blocking=blocking, omitted_blocking=omitted_blocking, base_sha=base_sha,
+        head_sha=head_sha, facts=facts, run_url=run_url, full_report_hint=full_report_hint,
     )
 
 
