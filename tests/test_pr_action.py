@@ -1,0 +1,338 @@
+"""The action entrypoint end to end: `rivet-ci action` with GitHub's environment and a
+`pull_request` event payload, on a real git repository, against the local fake GitHub.
+
+Nothing is mocked: settings come from `INPUT_*`/`GITHUB_*` variables (hyphens kept, as GitHub
+passes them to a Docker action), git runs for real, and comments go over HTTP to
+`fake_github.FakeGitHub`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_github import FakeGitHub
+from test_pr_support import NOW, Repo, Result, config, export, parse_outputs, run_cli
+
+from rivet_ci.action import annotation
+from rivet_ci.core.diff import Finding
+from rivet_ci.core.marker import parse_marker
+
+REPO = "acme/warehouse"
+PR = 7
+TOKEN = "ghs_ActionsJobToken0123456789abcdefABCD"
+READ_ONLY = "ghs_ForkReadOnlyToken0123456789abcdefAB"
+BOT = "github-actions[bot]"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example_configs() -> tuple[str, str, str]:
+    a = (EXAMPLES / "pipelines" / "replica_a.yaml").read_text(encoding="utf-8")
+    start, end = a.index("  - name: order_items"), a.index("  - name: customers")
+    b = (EXAMPLES / "pipelines" / "replica_b.yaml").read_text(encoding="utf-8")
+    return a[:start] + a[end:], a[start:end], b
+
+
+@dataclass
+class Workspace:
+    repo: Repo
+    base_sha: str
+    runner_temp: Path
+
+    @property
+    def path(self) -> Path:
+        return self.repo.path
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub() as fake:
+        # Actions' job token cannot read GET /user; a fork's token cannot write either.
+        fake.add_token(TOKEN, login=BOT, can_read_user=False)
+        fake.add_token(READ_ONLY, login=BOT, can_read_user=False, can_write=False)
+        yield fake
+        assert fake.crashes == []
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    replica_a, _, replica_b = example_configs()
+    repo = Repo.init(tmp_path / "workspace")
+    base = repo.commit("base", {
+        "rivet/replica_a.yaml": replica_a, "rivet/replica_b.yaml": replica_b,
+        "facts.yaml": (EXAMPLES / "facts.yaml").read_text(encoding="utf-8"),
+    })
+    repo.checkout("feature", new=True)
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    return Workspace(repo, base, runner_temp)
+
+
+def add_order_items(ws: Workspace) -> str:
+    """The product note's PR: a second heavy chunked export on source group replica_a."""
+    replica_a, order_items, _ = example_configs()
+    return ws.repo.commit("add order_items", {"rivet/replica_a.yaml": replica_a + order_items})
+
+
+def event(ws: Workspace, head_sha: str, *, fork: bool = False) -> dict[str, Any]:
+    """A `pull_request` (synchronize) payload with the fields GitHub sends that matter here."""
+    owner = "contributor" if fork else "acme"
+    head_repo = {"id": 2, "name": "warehouse", "full_name": f"{owner}/warehouse",
+                 "fork": fork, "owner": {"login": owner, "type": "User"}}
+    base_repo = {"id": 1, "name": "warehouse", "full_name": REPO, "fork": False,
+                 "owner": {"login": "acme", "type": "Organization"}}
+    return {
+        "action": "synchronize",
+        "number": PR,
+        "before": ws.base_sha,
+        "after": head_sha,
+        "pull_request": {
+            "url": f"https://api.github.com/repos/{REPO}/pulls/{PR}",
+            "html_url": f"https://github.com/{REPO}/pull/{PR}",
+            "number": PR, "state": "open", "draft": False, "title": "Add order_items",
+            "user": {"login": owner},
+            "head": {"label": f"{owner}:feature", "ref": "feature", "sha": head_sha,
+                     "repo": head_repo, "user": {"login": owner}},
+            "base": {"label": "acme:main", "ref": "main", "sha": ws.base_sha,
+                     "repo": base_repo, "user": {"login": "acme"}},
+        },
+        "repository": base_repo,
+        "sender": {"login": owner, "type": "User"},
+    }
+
+
+def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOKEN,
+               minutes: int = 0, fork: bool = False, **inputs: str) -> tuple[Result, Path]:
+    """Run `rivet-ci action` once; returns the result and this run's GITHUB_OUTPUT file."""
+    run_dir = ws.runner_temp / f"run-{len(list(ws.runner_temp.iterdir()))}"
+    run_dir.mkdir()
+    event_path = run_dir / "event.json"
+    event_path.write_text(json.dumps(event(ws, head_sha, fork=fork)), encoding="utf-8")
+    outputs = run_dir / "output"
+    outputs.touch()
+    environ = {
+        "GITHUB_ACTIONS": "true", "CI": "true",
+        "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO, "GITHUB_WORKSPACE": str(ws.path),
+        "GITHUB_API_URL": gh.url, "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "4242", "GITHUB_SHA": head_sha,
+        "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(ws.runner_temp / "summary.md"),
+        "GITHUB_REF": f"refs/pull/{PR}/merge", "RUNNER_TEMP": str(ws.runner_temp),
+        # Inputs as GitHub passes them to a Docker action: upper-cased, hyphens kept.
+        "INPUT_GITHUB-TOKEN": token, "INPUT_FACTS": "facts.yaml", "INPUT_COMMENT": "update",
+        "INPUT_ID": "default", "INPUT_FAIL-ON": "config-error", "INPUT_OUTPUT": "plan.json",
+        "INPUT_CONFIGS": "rivet/**/*.yaml\n**/*.rivet.yaml\n", "INPUT_BASE-REF": "",
+        "INPUT_LIVE": "false", "INPUT_STATE-URL": "",
+    }
+    environ.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
+    result = run_cli(["action"], cwd=ws.path, environ=environ,
+                     now=NOW + timedelta(minutes=minutes))
+    return result, outputs
+
+
+def annotations(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("::warning file=")]
+
+
+# -- the sticky comment across pushes -------------------------------------------------------------
+
+
+def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_nothing(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head1 = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head1)
+
+    first, outputs_file = run_action(gh, ws, head1, fail_on="config-error, new-isolation")
+
+    assert first.code == 1, first.stderr  # two new isolations under fail-on new-isolation
+    (comment,) = gh.comments(REPO, PR)
+    marker = parse_marker(comment["body"])
+    assert marker is not None and marker.head_sha == head1 and marker.gate_id == "default"
+    assert comment["login"] == BOT
+    assert "🔒 `order_items` must now run alone" in comment["body"]
+    assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == (
+        comment["body"])
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs == {
+        "plan-path": "plan.json",
+        "comment-url": f"https://github.com/{REPO}/pull/{PR}#issuecomment-{comment['id']}",
+        "comment-file": "rivet-ci-comment-default.md",
+        "changed-exports": "2", "new-isolations": "2", "new-warnings": "1",
+        "gate": "failed", "comment-posted": "true",
+    }
+    # Annotations on the YAML lines of the new blocking findings.
+    assert annotations(first.stdout) == [
+        "::warning file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
+        "events: isolate_on_source on 'replica_a'",
+        "::warning file=rivet/replica_a.yaml,line=32,title=rivet-ci new-isolation::"
+        "order_items: isolate_on_source on 'replica_a'",
+    ]
+    assert "gate failed (fail-on: config-error, new-isolation)" in first.stdout
+    summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
+    assert "<details><summary>Reasons per export</summary>" in summary
+    assert "must now run alone" in summary
+
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    assert plan["format"] == "rivet-ci-plan/1"
+    assert plan["generated_at"] == "2026-11-29T12:00:00Z"
+    assert plan["pull_request"]["base_sha"] == ws.base_sha
+    assert plan["pull_request"]["head_sha"] == head1
+    assert plan["pull_request"]["changed_files"] == [
+        {"status": "modified", "path": "rivet/replica_a.yaml", "old_path": None}]
+    assert {c["path"] for c in plan["base"]["configs"]} == {"rivet/replica_a.yaml",
+                                                            "rivet/replica_b.yaml"}
+    assert plan["diff"]["gate"] == {
+        "passed": False, "policy": "config-error, new-isolation",
+        "blocking": plan["diff"]["gate"]["blocking"]}
+    assert [f["export_name"] for f in plan["diff"]["gate"]["blocking"]] == ["events",
+                                                                            "order_items"]
+
+    # A push: order_items moves to its own replica, so nothing needs isolation any more.
+    replica_a, order_items, _ = example_configs()
+    head2 = ws.repo.commit("own replica", {"rivet/replica_a.yaml": replica_a + order_items.replace(
+        "source_group: replica_a", "source_group: replica_c")})
+    gh.set_head(REPO, PR, head2)
+    second, outputs_file = run_action(gh, ws, head2, minutes=5,
+                                      fail_on="config-error, new-isolation")
+
+    assert second.code == 0, second.stderr
+    (edited,) = gh.comments(REPO, PR)
+    assert edited["id"] == comment["id"]  # edited in place, not a second comment
+    marker = parse_marker(edited["body"])
+    assert marker is not None and marker.head_sha == head2
+    assert marker.timestamp == "2026-11-29T12:05:00Z"
+    assert "✅ gate passed" in edited["body"]
+    assert "must now run alone" not in edited["body"]
+    assert len(gh.requests_for("PATCH")) == 1 and len(gh.requests_for("POST")) == 1
+    assert annotations(second.stdout) == []
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["gate"] == "passed" and outputs["comment-posted"] == "true"
+    assert outputs["comment-url"].endswith(f"#issuecomment-{comment['id']}")
+
+    # The same run again, minutes later: only the marker's time would differ, so no PATCH.
+    third, outputs_file = run_action(gh, ws, head2, minutes=30,
+                                     fail_on="config-error, new-isolation")
+
+    assert third.code == 0, third.stderr
+    assert len(gh.requests_for("PATCH")) == 1 and len(gh.requests_for("POST")) == 1
+    assert gh.comments(REPO, PR)[0]["body"] == edited["body"]
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["comment-posted"] == "true"
+
+
+# -- a read-only token (a pull request from a fork) -----------------------------------------------
+
+
+def test_a_read_only_token_keeps_the_comment_file_and_the_gate_decides(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head, head_repo="contributor/warehouse")
+
+    result, outputs_file = run_action(gh, ws, head, token=READ_ONLY, fork=True)
+
+    assert result.code == 0, result.stderr  # fail-on config-error: nothing blocks
+    assert gh.comments(REPO, PR) == []
+    assert [r.method for r in gh.requests if r.method != "GET"] == ["POST"]  # refused: 403
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["comment-posted"] == "false"
+    assert outputs["comment-url"] == ""
+    assert outputs["gate"] == "passed"
+    body = (ws.path / outputs["comment-file"]).read_text(encoding="utf-8")
+    marker = parse_marker(body)
+    assert marker is not None and marker.head_sha == head
+    assert "🔒 `events` must now run alone" in body
+    assert "::notice title=rivet-ci comment::the token may not comment" in result.stdout
+    assert "rivet-ci post" in result.stdout
+    assert (ws.path / "plan.json").is_file()
+
+
+def test_a_read_only_token_with_a_failing_gate_exits_1(gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head, head_repo="contributor/warehouse")
+    result, outputs_file = run_action(gh, ws, head, token=READ_ONLY, fork=True,
+                                      fail_on="new-warning")
+    assert result.code == 1
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["gate"] == "failed" and outputs["comment-posted"] == "false"
+
+
+# -- a GitHub outage ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("config-error", 0), ("new-isolation", 1)])
+def test_a_github_outage_keeps_the_plan_and_the_gate_decides(
+        gh: FakeGitHub, ws: Workspace, fail_on: str, code: int) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+    # Every call fails with 503; Retry-After: 0 keeps the client's retries instant.
+    gh.inject(503, times=1000, headers={"retry-after": "0"}, message="Service Unavailable")
+
+    result, outputs_file = run_action(gh, ws, head, fail_on=fail_on)
+
+    assert result.code == code, result.stderr
+    assert len(gh.requests) >= 5  # the client did retry
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    assert plan["pull_request"]["head_sha"] == head
+    assert plan["diff"]["gate"]["passed"] is (code == 0)
+    assert (ws.path / "rivet-ci-comment-default.md").is_file()
+    warning = next(line for line in result.stdout.splitlines()
+                   if line.startswith("::warning title=rivet-ci comment::"))
+    assert "could not post the comment" in warning and "503" in warning
+    assert "rivet-ci-comment-default.md" in warning
+    assert TOKEN not in result.stdout + result.stderr
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["comment-posted"] == "false" and outputs["comment-url"] == ""
+    assert outputs["gate"] == ("passed" if code == 0 else "failed")
+
+
+# -- annotations ----------------------------------------------------------------------------------
+
+
+def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    broken = [export(f"broken_{n:02d}", mode="incremental") for n in range(12)]  # no cursor
+    heavy = {"mode": "chunked", "chunk_column": "id", "chunk_size": 500_000,
+             "source_group": "shared"}
+    head = ws.repo.commit("many problems", {
+        "rivet/broken.yaml": config(*broken, url_env="BROKEN_URL"),
+        # events (replica_a.yaml) and this one share no file: a repo-wide collision.
+        "rivet/more.yaml": config(export("order_items", **heavy), url_env="MORE_URL"),
+        "rivet/replica_a.yaml": example_configs()[0].replace(
+            "chunk_size: 1000000\n    chunk_checkpoint: true\n    parallel: 4\n"
+            "    source_group: replica_a",
+            "chunk_size: 1000000\n    chunk_checkpoint: true\n    parallel: 4\n"
+            "    source_group: shared"),
+    })
+    gh.add_pull(REPO, PR, head_sha=head)
+
+    result, _ = run_action(gh, ws, head, fail_on="new-warning\nconfig-error")
+
+    assert result.code == 1, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("::warning ")
+             and "title=rivet-ci comment" not in line]
+    assert len(lines) == 10  # 13 blocking findings, at most 10 annotations
+    for line in lines:
+        assert re.fullmatch(r"::warning file=rivet/broken\.yaml,line=\d+,title=rivet-ci "
+                            r"config-error::rivet/broken\.yaml:\d+: exports\[\d+\]"
+                            r"\.cursor_column: incremental mode requires cursor_column", line)
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    blocking = plan["diff"]["gate"]["blocking"]
+    assert len(blocking) == 13
+    repo_wide = [f for f in blocking if f["kind"] == "new-warning"]
+    assert repo_wide and all(f["file"] is None for f in repo_wide)
+    # Had it been among the first ten, it would carry no file= (and still be well-formed).
+    assert annotation(Finding.model_validate(repo_wide[0])).startswith(
+        "::warning title=rivet-ci new-warning::Source group 'shared'")
+
+
+def test_settings_problems_are_usage_errors(gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    result, _ = run_action(gh, ws, head, fail_on="new-isolations", id="bad id")
+    assert result.code == 2
+    assert "id:" in result.stderr and "rivet-ci: error:" in result.stderr
