@@ -81,12 +81,23 @@ def load_facts(settings: ActionSettings) -> tuple[FactsFile | None, list[Problem
                                         captured_at=facts.captured_at if facts else None)
 
 
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    # Workflow-command properties also end at ',' and '::', as the runner parses them.
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def annotation(finding: Finding) -> str:
-    where = ""
+    properties = []
     if finding.file:
-        where = f" file={finding.file}" + (f",line={finding.line}" if finding.line else "")
-    message = finding.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return f"::warning{where},title=rivet-ci {finding.kind}::{message}"
+        properties.append(f"file={_escape_property(finding.file)}")
+        if finding.line:
+            properties.append(f"line={finding.line}")
+    properties.append(f"title={_escape_property(f'rivet-ci {finding.kind}')}")
+    return f"::warning {','.join(properties)}::{_escape_data(finding.message)}"
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
