@@ -83,6 +83,7 @@ class CommentView(BaseModel):
     # touching thousands of exports still gets a comment that says what it left out.
     omitted_blocking: int = 0
     omitted_isolations: int = 0
+    omitted_warnings: int = 0
     omitted_low_confidence: int = 0
     omitted_problems: int = 0
     base_sha: str
@@ -191,6 +192,10 @@ def build_comment_view(
         tuple(isolation(c) for c in isolations if c.isolation == "new"), max_rows)
     resolved_isolations, omitted_resolved = _cap(
         tuple(isolation(c) for c in isolations if c.isolation == "resolved"), max_rows)
+    warnings_new, omitted_warnings_new = _cap(
+        tuple(w for w in diff.warnings if w.status == "new"), max_rows)
+    warnings_resolved, omitted_warnings_resolved = _cap(
+        tuple(w for w in diff.warnings if w.status == "resolved"), max_rows)
     low_confidence, omitted_low = _cap(tuple(sorted(
         c.export_name for c in changes if c.low_confidence in ("new", "pre-existing"))), max_rows)
     return CommentView(
@@ -199,8 +204,8 @@ def build_comment_view(
         rows=tuple(kept), omitted_rows=len(rows) - len(kept), show_details=show_details,
         new_isolations=new_isolations, resolved_isolations=resolved_isolations,
         omitted_isolations=omitted_new + omitted_resolved,
-        warnings_new=tuple(w for w in diff.warnings if w.status == "new"),
-        warnings_resolved=tuple(w for w in diff.warnings if w.status == "resolved"),
+        warnings_new=warnings_new, warnings_resolved=warnings_resolved,
+        omitted_warnings=omitted_warnings_new + omitted_warnings_resolved,
         warnings_persisting=sum(1 for w in diff.warnings if w.status == "pre-existing"),
         low_confidence=low_confidence, omitted_low_confidence=omitted_low,
         problems=problem_lines, omitted_problems=omitted_problems,
