@@ -18,11 +18,23 @@ from typing import Any
 
 import pytest
 from fake_github import FakeGitHub
-from test_pr_support import NOW, Repo, Result, config, export, parse_outputs, run_cli
+from test_pr_support import (
+    BIG_FILES,
+    BIG_PER_FILE,
+    NOW,
+    Repo,
+    Result,
+    big_config,
+    config,
+    export,
+    parse_outputs,
+    run_cli,
+)
 
 from rivet_ci.action import annotation
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.marker import parse_marker
+from rivet_ci.render import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 
 REPO = "acme/warehouse"
 PR = 7
@@ -226,6 +238,33 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert outputs["comment-posted"] == "true"
 
 
+def test_a_pr_changing_thousands_of_exports_posts_a_comment_within_the_limit(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    ws.repo.checkout("main")
+    base = ws.repo.commit("big base", {f"rivet/big_{i:02d}.yaml": big_config(i, "full")
+                                       for i in range(BIG_FILES)})
+    ws.base_sha = base
+    ws.repo.checkout("big", new=True)
+    head = ws.repo.commit("mass change", {f"rivet/big_{i:02d}.yaml": big_config(i, "incremental")
+                                          for i in range(BIG_FILES)})
+    gh.add_pull(REPO, PR, head_sha=head)
+
+    result, outputs_file = run_action(gh, ws, head, fail_on="score-drop:15")
+
+    assert result.code == 1, result.stderr
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["changed-exports"] == str(BIG_FILES * BIG_PER_FILE)
+    assert outputs["comment-posted"] == "true"
+    (comment,) = gh.comments(REPO, PR)  # accepted by GitHub (the fake enforces the limit)
+    assert len(comment["body"]) <= GITHUB_COMMENT_LIMIT
+    assert "more changed export(s) not shown here" in comment["body"]
+    summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
+    assert len(summary) <= STEP_SUMMARY_LIMIT
+    # The summary has room for far more of the rows than the comment.
+    assert summary.count("\n| ") > comment["body"].count("\n| ")
+    assert len(annotations(result.stdout)) == 10
+
+
 # -- a read-only token (a pull request from a fork) -----------------------------------------------
 
 
@@ -333,6 +372,10 @@ def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
 
 def test_settings_problems_are_usage_errors(gh: FakeGitHub, ws: Workspace) -> None:
     head = add_order_items(ws)
-    result, _ = run_action(gh, ws, head, fail_on="new-isolations", id="bad id")
+    result, _ = run_action(gh, ws, head, id="bad id")
     assert result.code == 2
     assert "id:" in result.stderr and "rivet-ci: error:" in result.stderr
+    result, _ = run_action(gh, ws, head, fail_on="config-error, new-isolations")
+    assert result.code == 2
+    assert "unknown fail-on value(s): new-isolations" in result.stderr
+    assert gh.requests == [] and not (ws.path / "plan.json").exists()

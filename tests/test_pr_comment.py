@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 from test_pr_support import (
+    BIG_FILES,
+    BIG_PER_FILE,
     Repo,
     Result,
+    big_config,
     chunked,
     config,
     export,
@@ -27,18 +30,8 @@ from test_pr_support import (
     write_facts,
 )
 
-from rivet_ci.core.comment_view import build_comment_view
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.diff import diff_plans
 from rivet_ci.core.marker import parse_marker
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.policy import evaluate_gate, parse_policy
-from rivet_ci.render import (
-    GITHUB_COMMENT_LIMIT,
-    STEP_SUMMARY_LIMIT,
-    render_within_limit,
-    template_environment,
-)
+from rivet_ci.render import GITHUB_COMMENT_LIMIT
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "comment"
@@ -168,24 +161,15 @@ def check_golden(name: str, body: str) -> None:
 
 # -- size -----------------------------------------------------------------------------------------
 
-FILES, PER_FILE = 10, 300  # 3,000 exports
-
-
-def big_config(index: int, mode: str) -> str:
-    fields = {"mode": "incremental", "cursor_column": "updated_at"} if mode == "incremental" else {}
-    exports = [export(f"t{index:02d}_{n:04d}", source_group=f"group_{index}_{n % 50}", **fields)
-               for n in range(PER_FILE)]
-    return config(*exports, url_env=f"DB_{index}_URL")
-
-
 def test_a_pr_changing_thousands_of_exports_stays_within_githubs_limit(tmp_path: Path) -> None:
     repo = Repo.init(tmp_path / "repo")
-    repo.commit("base", {f"rivet/big_{i:02d}.yaml": big_config(i, "full") for i in range(FILES)})
+    repo.commit("base", {f"rivet/big_{i:02d}.yaml": big_config(i, "full")
+                         for i in range(BIG_FILES)})
     repo.checkout("feature", new=True)
     # Every export becomes incremental on an unknown cursor: 3,000 score drops, and one
     # config error so there is something that blocks on its own.
     files: dict[str, str | None] = {f"rivet/big_{i:02d}.yaml": big_config(i, "incremental")
-                                    for i in range(FILES)}
+                                    for i in range(BIG_FILES)}
     files["rivet/broken.yaml"] = config(export("broken", mode="incremental"), url_env="X_URL")
     repo.commit("mass change", files)
     out = tmp_path / "plan.json"
@@ -197,7 +181,7 @@ def test_a_pr_changing_thousands_of_exports_stays_within_githubs_limit(tmp_path:
     body = result.stdout
     document = json.loads(out.read_text(encoding="utf-8"))
     changed = len(document["diff"]["exports"])
-    assert changed == FILES * PER_FILE
+    assert changed == BIG_FILES * BIG_PER_FILE
     assert len(body) <= GITHUB_COMMENT_LIMIT
     assert parse_marker(body) is not None
     omitted = re.search(r"_(\d+) more changed export\(s\) not shown here: see (.*?)\._", body)
@@ -210,25 +194,6 @@ def test_a_pr_changing_thousands_of_exports_stays_within_githubs_limit(tmp_path:
     assert blocking < body.index("| export |")
     assert body.index("broken", blocking) < body.index("| export |")
     assert re.search(r"more blocking finding\(s\)", body)
-
-
-def test_the_step_summary_render_of_a_huge_pr_stays_under_a_mebibyte() -> None:
-    def plan(mode: str) -> Plan:
-        loaded = [load_config_text(f"rivet/big_{i:02d}.yaml", big_config(i, mode), {})
-                  for i in range(FILES)]
-        return plan_configs(loaded, None, FactsOrigin(kind="none"))
-
-    base, head = plan("full"), plan("incremental")
-    the_diff = diff_plans(base, head)
-    gate = evaluate_gate(the_diff, parse_policy(["score-drop:15"]))
-    full, view = render_within_limit(
-        lambda rows, details: build_comment_view(
-            the_diff, gate, gate_id="default", marker="<!-- m -->", base_sha="a" * 40,
-            head_sha="b" * 40, facts="none", run_url=None, max_rows=rows,
-            show_details=details),
-        template_environment(), limit=STEP_SUMMARY_LIMIT)
-    assert len(full) <= STEP_SUMMARY_LIMIT
-    assert len(view.rows) + view.omitted_rows == FILES * PER_FILE
 
 
 # -- template overrides ---------------------------------------------------------------------------

@@ -99,6 +99,17 @@ def config(*exports: dict[str, Any], url_env: str = "ORDERS_REPLICA_URL",
     return header + yaml.safe_dump(document, sort_keys=False, width=200)
 
 
+BIG_FILES, BIG_PER_FILE = 10, 300  # 3,000 exports
+
+
+def big_config(index: int, mode: str) -> str:
+    """One of the files of a huge repository: 300 snapshot or incremental exports."""
+    fields = {"mode": "incremental", "cursor_column": "updated_at"} if mode == "incremental" else {}
+    exports = [export(f"t{index:02d}_{n:04d}", source_group=f"group_{index}_{n % 50}", **fields)
+               for n in range(BIG_PER_FILE)]
+    return config(*exports, url_env=f"DB_{index}_URL")
+
+
 def heavy_facts(rows: int = 48_000_000) -> dict[str, Any]:
     return {"row_estimate": rows, "avg_row_bytes": 96, "max_connections": 100,
             "columns": {"id": {"indexed": True, "min": "1", "max": str(rows)}}}
