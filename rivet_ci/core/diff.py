@@ -7,6 +7,8 @@ PR removes it), so the gate can block only what the PR introduces.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Literal
 
@@ -141,9 +143,16 @@ def _campaign_warnings(plan: Plan) -> set[tuple[str, str]]:
     return out
 
 
-def _problem_key(problem: Problem) -> tuple[str, str | None, str]:
-    # Lines move when a PR edits a file; the same problem at another line is not new.
-    return (problem.file, problem.field, problem.message)
+_LIST_INDEX = re.compile(r"\[\d+\]")
+
+
+def _problem_key(problem: Problem, renames: Mapping[str, str]) -> tuple[str, str | None, str]:
+    # Lines and list positions move when a PR edits a file (an export added above a broken one
+    # turns `exports[0].x` into `exports[1].x`), and a renamed file keeps its problems: the same
+    # problem elsewhere is not new. Keys are counted, so a second identical problem still is.
+    field = _LIST_INDEX.sub("[]", problem.field) if problem.field else None
+    return (renames.get(problem.file, problem.file), field,
+            _LIST_INDEX.sub("[]", problem.message))
 
 
 def diff_plans(
@@ -162,7 +171,7 @@ def diff_plans(
         changes.append(_export_change(key, before, after, old_path.get(key[0])))
 
     warnings = _warning_changes(base, head, renames)
-    findings = _findings(changes, warnings, base, head)
+    findings = _findings(changes, warnings, base, head, renames)
     return PlanDiff(
         exports=tuple(changes), warnings=tuple(warnings),
         order_moves=tuple(_order_moves(base, head, renames, top_moves)),
@@ -225,16 +234,21 @@ def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -
 
 def _findings(
     changes: list[ExportChange], warnings: list[WarningChange], base: Plan, head: Plan,
+    renames: Mapping[str, str],
 ) -> list[Finding]:
     out: list[Finding] = []
-    base_problems = {_problem_key(p) for p in base.all_problems if p.severity == "error"}
-    head_errors = [p for p in head.all_problems if p.severity == "error"]
-    head_keys = {_problem_key(p) for p in head_errors}
-    for p in head_errors:
+    base_errors = [p for p in base.all_problems if p.severity == "error"]
+    unmatched = Counter(_problem_key(p, renames) for p in base_errors)
+    for p in (p for p in head.all_problems if p.severity == "error"):
+        key = _problem_key(p, {})
+        status: FindingStatus = "pre-existing" if unmatched[key] > 0 else "new"
+        unmatched[key] -= 1
         out.append(Finding(kind="config-error", message=p.render(), file=p.file, line=p.line,
-                           status="pre-existing" if _problem_key(p) in base_problems else "new"))
-    for p in base.all_problems:
-        if p.severity == "error" and _problem_key(p) not in head_keys:
+                           status=status))
+    for p in base_errors:
+        key = _problem_key(p, renames)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
             out.append(Finding(kind="config-error", status="resolved", message=p.render(),
                                file=p.file))
     for change in changes:
