@@ -190,3 +190,38 @@ def test_low_confidence_is_new_only_when_the_pr_introduces_it() -> None:
                                                              export("other"))}))
     statuses = {f.export_name: f.status for f in again.findings if f.kind == "low-confidence"}
     assert statuses == {"unknown_table": "pre-existing", "other": "new"}
+
+
+def test_a_pre_existing_error_whose_export_index_moved_does_not_block() -> None:
+    base = plan_of({"rivet/a.yaml": BROKEN})
+    # The PR adds an export above the broken one: its field becomes exports[1].cursor_column.
+    head = plan_of({"rivet/a.yaml": config(incremental("customers"),
+                                           export("orders", mode="incremental"))})
+    diff = diff_plans(base, head)
+    errors = [(f.status, f.message) for f in diff.findings if f.kind == "config-error"]
+    assert [status for status, _ in errors] == ["pre-existing"]
+    assert "exports[1].cursor_column: incremental mode requires cursor_column" in errors[0][1]
+    assert evaluate_gate(diff, parse_policy(["config-error"])).passed
+
+
+def test_a_second_error_of_the_same_kind_is_new() -> None:
+    base = plan_of({"rivet/a.yaml": BROKEN})
+    head = plan_of({"rivet/a.yaml": config(export("orders", mode="incremental"),
+                                           export("refunds", mode="incremental"))})
+    diff = diff_plans(base, head)
+    statuses = sorted(f.status for f in diff.findings if f.kind == "config-error")
+    assert statuses == ["new", "pre-existing"]
+    assert not evaluate_gate(diff, parse_policy(["config-error"])).passed
+    # And the other way round: fixing one of two leaves one resolved.
+    back = diff_plans(head, base)
+    assert sorted(f.status for f in back.findings if f.kind == "config-error") == [
+        "pre-existing", "resolved"]
+
+
+def test_a_pre_existing_error_in_a_renamed_file_does_not_block() -> None:
+    base = plan_of({"rivet/a.yaml": BROKEN})
+    head = plan_of({"rivet/orders/a.yaml": BROKEN})
+    diff = diff_plans(base, head, renames={"rivet/a.yaml": "rivet/orders/a.yaml"})
+    errors = [(f.status, f.file) for f in diff.findings if f.kind == "config-error"]
+    assert errors == [("pre-existing", "rivet/orders/a.yaml")]
+    assert evaluate_gate(diff, parse_policy(["config-error"])).passed
