@@ -47,8 +47,8 @@ def comment_file(tmp_path: Path, *, gate_id: str = "default", head: str = HEAD,
     return path
 
 
-def workflow_run_event(tmp_path: Path, *, run_id: int = 99, pulls: list[int] | None = None,
-                       head_sha: str = HEAD) -> Path:
+def workflow_run_event(tmp_path: Path, *, run_id: int = 99,
+                       pulls: list[tuple[int, str]] | None = None, head_sha: str = HEAD) -> Path:
     """A `workflow_run` (completed) payload; `pull_requests` is empty for fork PRs."""
     payload: dict[str, Any] = {
         "action": "completed",
@@ -59,7 +59,10 @@ def workflow_run_event(tmp_path: Path, *, run_id: int = 99, pulls: list[int] | N
             "head_repository": {"full_name": "contributor/warehouse",
                                 "owner": {"login": "contributor"}},
             "repository": {"full_name": REPO, "owner": {"login": "acme"}},
-            "pull_requests": [{"number": n, "head": {"sha": head_sha}} for n in pulls or []],
+            "pull_requests": [
+                {"number": n, "head": {"sha": head_sha},
+                 "base": {"ref": "main", "repo": {"url": f"https://api.github.com/repos/{base}"}}}
+                for n, base in pulls or []],
         },
         "repository": {"full_name": REPO},
     }
@@ -113,7 +116,9 @@ def test_a_later_run_updates_the_same_comment(gh: FakeGitHub, tmp_path: Path) ->
 def test_the_pull_request_comes_from_the_workflow_run_payload(gh: FakeGitHub,
                                                               tmp_path: Path) -> None:
     # Same-repository PRs are listed in workflow_run.pull_requests.
-    event = workflow_run_event(tmp_path, pulls=[8], head_sha="b" * 40)
+    # Listed first: a pull request of another repository from the same branch.
+    event = workflow_run_event(tmp_path, pulls=[(3, "upstream/warehouse"), (8, REPO)],
+                               head_sha="b" * 40)
     path = comment_file(tmp_path, head="b" * 40)
     result = post(gh, tmp_path, "--comment-file", str(path), "--run-id", "99", event=event)
     assert result.code == 0, result.stderr

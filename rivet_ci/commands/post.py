@@ -122,8 +122,12 @@ def _string(data: Any, *keys: str) -> str | None:
 def resolve_pull(client: GitHubClient, repo: str, run: dict[str, Any]) -> int | None:
     """The PR number from the workflow_run payload, or by searching for its head branch."""
     pulls = run.get("pull_requests")
-    if isinstance(pulls, list) and pulls and isinstance(pulls[0], dict):
-        number = pulls[0].get("number")
+    for pull in pulls if isinstance(pulls, list) else []:
+        # The list may name pull requests of other repositories that share the head branch.
+        base_url = _string(pull, "base", "repo", "url")
+        if base_url is not None and not base_url.lower().endswith(f"/repos/{repo.lower()}"):
+            continue
+        number = pull.get("number") if isinstance(pull, dict) else None
         if isinstance(number, int):
             return number
     # Empty for pull requests from forks: search by the fork's owner and branch.
