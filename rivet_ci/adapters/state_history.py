@@ -1,0 +1,241 @@
+"""Run history from rivet's state database, read-only (spec §5).
+
+Where: `--state-url` (a postgres URL, a `sqlite:///` URL or a file path), else `RIVET_STATE_URL`
+when it starts with `postgres` (rivet ignores other values), else `.rivet_state.db` beside the
+config. What: the 20 newest `export_metrics` rows per export by `id` descending, leaving out
+`status = 'running'`, as :class:`~rivet_ci.core.history.RunRecord`s — one statement per state
+database for all exports (a `row_number()` window).
+
+Never writes: SQLite is opened with a `mode=ro` URI (or `immutable=1` for a WAL-mode file whose
+WAL is absent, so no `-wal`/`-shm` files appear next to it), Postgres in a READ ONLY transaction
+with a statement timeout. Nothing is created or migrated. A missing file or table is simply no
+history. Any other failure is reported in :attr:`StateHistory.problem` (passwords masked) and
+also means no history: history refines a plan, it never blocks one.
+
+Usage::
+
+    history = read_history(Path("pipelines/a.yaml"), ["orders"], environ=os.environ)
+    runs = history.runs.get("orders", [])
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+from rivet_ci.adapters.preflight.base import error_text
+from rivet_ci.adapters.preflight.safety import Redactor
+from rivet_ci.core.history import HISTORY_SAMPLE, RunRecord
+
+STATE_URL_ENV = "RIVET_STATE_URL"
+STATE_FILE = ".rivet_state.db"
+TABLE = "export_metrics"
+_REQUIRED = ("id", "export_name", "status")
+_OPTIONAL = ("duration_ms", "retries", "run_at", "total_rows", "error_message")
+_MAX_ERROR_CHARS = 500
+_MAX_INT = 2**63 - 1  # the history contract stores 64-bit integers
+
+
+@dataclass(frozen=True)
+class StateLocation:
+    """Where the state database is: a SQLite file or a Postgres URL."""
+
+    path: Path | None = None
+    url: sa.URL | None = None
+
+    def describe(self) -> str:
+        if self.url is not None:
+            return Redactor([self.url.password or ""])(
+                self.url.render_as_string(hide_password=True))
+        return str(self.path)
+
+
+@dataclass(frozen=True)
+class StateHistory:
+    """History per export name, newest first; `problem` says why there is none, if it failed."""
+
+    location: str
+    runs: dict[str, list[RunRecord]] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def locate_state(
+    config_path: Path, *, environ: Mapping[str, str], state_url: str | None = None
+) -> StateLocation:
+    """Where rivet keeps the state of this config (see the module docstring)."""
+    explicit = state_url or None
+    env_url = environ.get(STATE_URL_ENV, "")
+    if explicit is None and env_url.startswith("postgres"):
+        explicit = env_url
+    if explicit is None:
+        return StateLocation(path=config_path.parent / STATE_FILE)
+    if explicit.startswith("postgres"):
+        return StateLocation(url=make_url(explicit).set(drivername="postgresql+psycopg"))
+    if explicit.startswith("sqlite:"):
+        return StateLocation(path=Path(make_url(explicit).database or ""))
+    return StateLocation(path=Path(explicit))
+
+
+def read_history(
+    config_path: Path,
+    export_names: Iterable[str],
+    *,
+    environ: Mapping[str, str],
+    state_url: str | None = None,
+    timeout_s: float = 5.0,
+) -> StateHistory:
+    """The newest finished runs of each export of one config (never raises for I/O)."""
+    location = locate_state(config_path, environ=environ, state_url=state_url)
+    return read_history_at(location, export_names, timeout_s=timeout_s)
+
+
+def read_history_at(
+    location: StateLocation, export_names: Iterable[str], *, timeout_s: float = 5.0
+) -> StateHistory:
+    names = sorted(set(export_names))
+    where = location.describe()
+    redact = Redactor([location.url.password or ""] if location.url is not None else [])
+    if not names:
+        return StateHistory(location=where)
+    try:
+        if location.url is not None:
+            rows = _read_postgres(location.url, names, timeout_s)
+        else:
+            assert location.path is not None
+            if not location.path.is_file():
+                return StateHistory(location=where)  # no state yet: no history
+            rows = _read_sqlite(location.path, names, timeout_s)
+    except Exception as exc:  # history must never stop planning
+        return StateHistory(location=where,
+                            problem=redact(f"cannot read run history from {where}: "
+                                           f"{error_text(exc)}"))
+    if rows is None:
+        return StateHistory(location=where)
+    runs: dict[str, list[RunRecord]] = {}
+    for row in rows:
+        record = _record(row, redact)
+        if record is not None:
+            runs.setdefault(str(row["export_name"]), []).append(record)
+    return StateHistory(location=where, runs=runs)
+
+
+def _read_sqlite(path: Path, names: list[str], timeout_s: float) -> list[dict[str, Any]] | None:
+    uri = _sqlite_uri(path)
+
+    def connect() -> sqlite3.Connection:
+        return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+
+    engine = sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA query_only = 1")
+            return _select(conn, names)
+    finally:
+        engine.dispose()
+
+
+def _sqlite_uri(path: Path) -> str:
+    resolved = path.resolve()
+    with resolved.open("rb") as fh:
+        header = fh.read(20)
+    wal_mode = len(header) == 20 and header[18] == 2  # file format version 2 = WAL
+    wal = resolved.with_name(resolved.name + "-wal")
+    # A read-only open of a WAL database would create -wal/-shm files beside it. With no WAL
+    # file present there is nothing to replay, so the file can be read as immutable instead.
+    mode = "immutable=1" if wal_mode and not wal.exists() else "mode=ro"
+    return f"file:{quote(str(resolved))}?{mode}"
+
+
+def _read_postgres(url: sa.URL, names: list[str], timeout_s: float) -> list[dict[str, Any]] | None:
+    engine = sa.create_engine(url, poolclass=NullPool, connect_args={
+        "connect_timeout": max(2, math.ceil(timeout_s)),
+        "application_name": "rivet-ci-history",
+    })
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            conn.execute(sa.text("SELECT set_config('statement_timeout', :t, true)"),
+                         {"t": f"{max(1, round(timeout_s * 1000))}ms"})
+            try:
+                return _select(conn, names)
+            finally:
+                conn.rollback()
+    finally:
+        engine.dispose()
+
+
+def _select(conn: sa.Connection, names: list[str]) -> list[dict[str, Any]] | None:
+    inspector = sa.inspect(conn)
+    if not inspector.has_table(TABLE):
+        return None
+    present = {c["name"].lower(): c["name"] for c in inspector.get_columns(TABLE)}
+    missing = [c for c in _REQUIRED if c not in present]
+    if missing:
+        raise LookupError(f"{TABLE} has no column {', '.join(missing)}")
+    table = sa.table(TABLE, *(sa.column(present[c]) for c in present))
+
+    def col(name: str) -> sa.ColumnElement[Any]:
+        if name in present:
+            return table.c[present[name]].label(name)
+        return sa.null().label(name)
+
+    export_name = table.c[present["export_name"]]
+    status = table.c[present["status"]]
+    rank = sa.func.row_number().over(partition_by=export_name,
+                                     order_by=table.c[present["id"]].desc())
+    ranked = (
+        sa.select(*(col(c) for c in ("export_name", "status", *_OPTIONAL)), rank.label("rn"))
+        .where(export_name.in_(names),
+               sa.func.lower(sa.func.coalesce(status, "")) != "running")
+        .subquery("ranked")
+    )
+    stmt = (sa.select(ranked).where(ranked.c.rn <= HISTORY_SAMPLE)
+            .order_by(ranked.c.export_name, ranked.c.rn))
+    return [dict(row) for row in conn.execute(stmt).mappings()]
+
+
+def _record(row: Mapping[str, Any], redact: Redactor) -> RunRecord | None:
+    status = row.get("status")
+    if status is None:
+        return None
+    message = row.get("error_message")
+    if message is not None:
+        # rivet's error messages may quote a DSN: mask passwords before they reach a comment.
+        message = redact(str(message))[:_MAX_ERROR_CHARS]
+    return RunRecord(
+        status=str(status),
+        duration_ms=_non_negative(row.get("duration_ms")),
+        retries=_non_negative(row.get("retries")),
+        run_at=str(row["run_at"]) if row.get("run_at") is not None else None,
+        total_rows=_non_negative(row.get("total_rows")),
+        error_message=message,
+    )
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        if isinstance(value, float | Decimal | str):
+            number = float(value)
+            return int(number) if math.isfinite(number) else None
+    except ValueError:
+        return None
+    return None
+
+
+def _non_negative(value: object) -> int | None:
+    number = _int(value)
+    return number if number is not None and 0 <= number <= _MAX_INT else None
