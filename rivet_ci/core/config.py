@@ -32,6 +32,9 @@ CHUNK_KNOBS = (
     "chunk_checkpoint",
 )
 DEFAULT_CHUNK_SIZE = 100_000
+# Upper bound of every integer knob and fact: no real config or database needs more, and larger
+# values would overflow the planner's float arithmetic (e.g. the sparse-range density).
+BIGINT_MAX = 2**63 - 1
 _FILENAME_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 _STRICT = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -95,19 +98,19 @@ class ExportConfig(BaseModel):
     cursor_fallback_column: str | None = None
     incremental_cursor_mode: Literal["single_column", "coalesce"] = "single_column"
     chunk_column: str | None = None
-    chunk_size: int | None = Field(default=None, gt=0)
-    chunk_count: int | None = Field(default=None, gt=0)
+    chunk_size: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
+    chunk_count: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
     chunk_dense: bool | None = None
-    chunk_by_days: int | None = Field(default=None, gt=0)
+    chunk_by_days: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
     chunk_by_key: str | None = None
     chunk_checkpoint: bool | None = None
-    parallel: int = Field(default=1, ge=1)
+    parallel: int = Field(default=1, ge=1, le=BIGINT_MAX)
     time_column: str | None = None
     time_column_type: Literal["timestamp", "unix"] = "timestamp"
-    days_window: int | None = Field(default=None, gt=0)
+    days_window: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
     source_group: str | None = Field(default=None, min_length=1)
     reconcile_required: bool = False
-    wave: int | None = Field(default=None, ge=1)
+    wave: int | None = Field(default=None, ge=1, le=BIGINT_MAX)
     parallel_safe: bool | None = None
 
     @model_validator(mode="before")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rivet_ci.core.config import BIGINT_MAX
 from rivet_ci.core.history import RunRecord
 
 FACTS_FORMAT = "rivet-ci-facts/1"
@@ -48,10 +49,10 @@ class ExportFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    row_estimate: int | None = Field(default=None, ge=0)
-    avg_row_bytes: int | None = Field(default=None, ge=0)
+    row_estimate: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    avg_row_bytes: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
     plan_uses_index: bool | None = None
-    max_connections: int | None = Field(default=None, ge=1)
+    max_connections: int | None = Field(default=None, ge=1, le=BIGINT_MAX)
     columns: dict[str, ColumnFacts] = Field(default_factory=dict)
     verdict: str | None = None
     warnings: list[str] | None = None

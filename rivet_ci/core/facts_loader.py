@@ -1,7 +1,8 @@
 """Facts file text → `FactsFile` and located problems (pure: the caller reads the file).
 
-A bad entry loses only that export's facts (it is then planned with low confidence); the rest of
-the file still counts. JSON and YAML are both accepted.
+A bad entry loses only that export's facts (it is kept as an unusable entry, so the export is
+planned with low confidence as if preflight had failed); the rest of the file still counts. JSON
+and YAML are both accepted.
 """
 
 from __future__ import annotations
@@ -15,31 +16,37 @@ from rivet_ci.core.facts import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFil
 from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
+INVALID_ENTRY = "the facts file entry for this export is invalid (see the problems)"
+
 
 def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Problem]]:
-    """Parse and validate a facts file; entries that fail validation are dropped and reported."""
+    """Parse and validate a facts file; entries that fail validation are reported, kept unusable."""
     problems: list[Problem] = []
-    parsed: ParsedYaml | None = None
     data: Any
     try:
         if text.lstrip().startswith(("{", "[")):
             data = json.loads(text)
         else:
-            parsed = parse_yaml(text, index_depth=6)
-            data = parsed.data
+            data = parse_yaml(text, index_depth=0).data
     except json.JSONDecodeError as exc:
         return None, [Problem(file=path, line=exc.lineno, message=f"invalid JSON: {exc.msg}")]
+    except ValueError as exc:  # e.g. an integer of 5,000 digits
+        return None, [Problem(file=path, message=f"invalid JSON: {exc}")]
     except YamlSyntaxError as exc:
         return None, [Problem(file=path, line=exc.line, message=str(exc))]
 
+    indexed: ParsedYaml | None = None
+
     def line_of(loc: Loc) -> int | None:
-        nonlocal parsed
-        if parsed is None:  # JSON: find lines only when something is wrong
+        # A facts file can be large and is usually fine: find lines only when something is wrong
+        # (JSON is a subset of YAML, so the same index serves both).
+        nonlocal indexed
+        if indexed is None:
             try:
-                parsed = parse_yaml(text, index_depth=6)
+                indexed = parse_yaml(text, index_depth=6)
             except YamlSyntaxError:
                 return None
-        return parsed.line_of(loc)
+        return indexed.line_of(loc)
 
     def report(loc: Loc, message: str) -> None:
         problems.append(Problem(file=path, line=line_of(loc), field=field_path(loc) or None,
@@ -91,4 +98,7 @@ def _valid_entries(raw: Any, loc: Loc, report: Any) -> dict[str, ExportFacts]:
                     message = "unknown key"
                 report((*loc, str(name), *err["loc"]),
                        f"{message}; export {name!r} is planned without facts")
+            # Keep the entry, as unusable: dropping it would let a per-config entry fall back to
+            # the top-level one, facts the file says do not apply to this config.
+            out[str(name)] = ExportFacts(preflight_error=INVALID_ENTRY)
     return out

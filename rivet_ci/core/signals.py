@@ -9,7 +9,6 @@ weaker, low-confidence recommendation.
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import date, datetime
 from typing import Literal
@@ -159,7 +158,7 @@ def preflight_warnings(
         width = max(high - low, 1)
         density = n / width
         if (range_sliced and export.chunk_by_days is None and n > 0 and density < 0.1
-                and math.ceil(width / export.effective_chunk_size) > 10):
+                and _ceil_div(width, export.effective_chunk_size) > 10):
             out.append(f"Sparse key range: ~{n} rows over a range of {width} (density "
                        f"{density:.4f}) — most chunk windows will be empty.")
     if chunked and export.chunk_by_days is None and n > 0 and avg_row_bytes:
@@ -188,17 +187,28 @@ def preflight_warnings(
     return out
 
 
+def _ceil_div(a: int, b: int) -> int:
+    """Exact ceil(a / b) for integers (float division loses precision on 64-bit key ranges)."""
+    return -(-a // b)
+
+
 def _as_int(value: str | None) -> int | None:
     if value is None:
         return None
     text = value.strip()
-    return int(text) if _INT.match(text) else None
+    if not _INT.match(text):
+        return None
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return None
 
 
 def _day_number(value: str) -> int | None:
     text = value.strip()
-    if _INT.match(text):  # unix seconds
-        return int(text) // 86_400
+    seconds = _as_int(text)
+    if seconds is not None:  # unix seconds
+        return seconds // 86_400
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).date().toordinal()
     except ValueError:
@@ -214,7 +224,7 @@ def _chunk_count(
     if export.mode != "chunked" or export.chunk_by_key is not None:
         return None  # keyset pagination has no window count
     if export.chunk_dense:
-        return math.ceil(rows / export.effective_chunk_size) if rows is not None else None
+        return _ceil_div(rows, export.effective_chunk_size) if rows is not None else None
     if low_text is None or high_text is None:
         return None
     if export.chunk_by_days is not None:
@@ -225,5 +235,5 @@ def _chunk_count(
         return None
     span = high - low + 1
     if export.chunk_count is not None:
-        size = math.ceil(span / export.chunk_count)
-    return math.ceil(span / size)
+        size = _ceil_div(span, export.chunk_count)
+    return _ceil_div(span, size)

@@ -7,6 +7,7 @@ Duplicate mapping keys, which PyYAML would silently collapse, are reported too.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import yaml
@@ -49,6 +50,11 @@ class ParsedYaml:
 def parse_yaml(text: str, *, index_depth: int = 4) -> ParsedYaml:
     """Parse one YAML document; record lines for paths up to `index_depth` levels deep."""
     loader = _Loader(text)
+    # Everything built here stays alive, so the cyclic garbage collector has nothing to free — but
+    # it would rescan the growing heap again and again, which makes parsing a large facts file
+    # quadratic. Pause it for the parse.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         try:
             node = loader.get_single_node()
@@ -59,13 +65,17 @@ def parse_yaml(text: str, *, index_depth: int = 4) -> ParsedYaml:
             raise YamlSyntaxError(_describe(exc), line) from None
         except yaml.YAMLError as exc:
             raise YamlSyntaxError(str(exc), None) from None
+        except ValueError as exc:  # a constructor's refusal, e.g. an integer of 5,000 digits
+            raise YamlSyntaxError(f"invalid YAML value: {exc}", None) from None
+        lines: dict[Loc, int] = {}
+        duplicates: list[tuple[Loc, int]] = []
+        if node is not None:
+            lines[()] = node.start_mark.line + 1
+            _index(node, (), lines, duplicates, index_depth)
     finally:
         loader.dispose()
-    lines: dict[Loc, int] = {}
-    duplicates: list[tuple[Loc, int]] = []
-    if node is not None:
-        lines[()] = node.start_mark.line + 1
-        _index(node, (), lines, duplicates, index_depth)
+        if collecting:
+            gc.enable()
     return ParsedYaml(data, lines, duplicates)
 
 
