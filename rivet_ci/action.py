@@ -41,6 +41,9 @@ from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_en
 from rivet_ci.settings import ActionSettings, write_outputs
 
 MAX_ANNOTATIONS = 10
+# Outcomes after which the PR shows this run's comment.
+POSTED = frozenset({CommentAction.CREATED, CommentAction.UPDATED, CommentAction.UNCHANGED,
+                    CommentAction.RECREATED})
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -158,8 +161,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         "new-isolations": sum(1 for c in pr.diff.exports if c.isolation == "new"),
         "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
         "gate": "passed" if gate.passed else "failed",
-        "comment-posted": bool(outcome and outcome.action not in (CommentAction.FORBIDDEN,
-                                                                 CommentAction.OFF)),
+        "comment-posted": bool(outcome and outcome.action in POSTED),
     }
     if settings.github_output is not None:
         write_outputs(settings.github_output, outputs)

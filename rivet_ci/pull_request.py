@@ -15,7 +15,7 @@ from rivet_ci.adapters.git import ChangedFile, GitRepo
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.diff import PlanDiff, diff_plans
 from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
+from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 
 
@@ -39,12 +39,14 @@ def load_revision(
     cache: dict[tuple[str, str], LoadedConfig],
 ) -> list[LoadedConfig]:
     out = []
-    for path in repo.list_files(rev, globs):
-        text = repo.show(rev, path)
-        if text is None:  # pragma: no cover - listed files exist
+    for path, text in repo.read_files(rev, globs):
+        if text is None:
+            out.append(LoadedConfig(
+                path=path, source=None, exports=(), export_lines={},
+                problems=(Problem(file=path, message=f"not valid UTF-8 at {rev[:12]}"),)))
             continue
         key = (path, text)
-        if key not in cache:
+        if key not in cache:  # a config unchanged by the PR is parsed once for both sides
             cache[key] = load_config_text(path, text, environ)
         out.append(cache[key])
     return out
@@ -60,8 +62,19 @@ def plan_pull_request(
     cache: dict[tuple[str, str], LoadedConfig] = {}
     base_configs = load_revision(repo, fork_point, globs, environ, cache)
     head_configs = load_revision(repo, head_sha, globs, environ, cache)
-    base_plan = plan_configs(base_configs, facts, origin, facts_problems)
-    head_plan = plan_configs(head_configs, facts, origin, facts_problems)
+    # A config identical on both sides is the same LoadedConfig object (see load_revision) and,
+    # against the same facts, has the same plan: plan it once.
+    planned: dict[int, ConfigPlan] = {}
+
+    def plan_side(configs: list[LoadedConfig]) -> Plan:
+        for loaded in configs:
+            if id(loaded) not in planned:
+                planned[id(loaded)] = plan_config(loaded, facts)
+        return Plan(configs=tuple(planned[id(c)] for c in configs), facts=origin,
+                    problems=tuple(facts_problems))
+
+    base_plan = plan_side(base_configs)
+    head_plan = plan_side(head_configs)
     renames = {c.old_path: c.path for c in changed if c.status == "renamed" and c.old_path}
     return PullRequestPlan(
         base_sha=fork_point, head_sha=head_sha, changed=changed, base=base_plan,

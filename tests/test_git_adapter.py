@@ -401,3 +401,33 @@ def test_missing_git_binary_or_directory(tmp_path: Path, repo: Path) -> None:
         GitRepo(repo, git="no-such-git").is_shallow()
     with pytest.raises(GitError, match="does not exist"):
         GitRepo(tmp_path / "missing").is_shallow()
+
+
+# -- read_files: every matching config of a revision in two git processes ------------------------
+
+
+def test_read_files_returns_matching_texts_sorted_and_flags_non_utf8(repo: Path) -> None:
+    same = config("same")
+    sha = commit(repo, "configs", {
+        "rivet/b.yaml": config("b"), "rivet/a.yaml": same, "rivet/copy.yaml": same,
+        "rivet/notes.txt": "not a config", "rivet/sp ace é.yaml": config("u"),
+    })
+    (repo / "rivet" / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    sha = commit(repo, "latin-1 file")
+    files = GitRepo(repo).read_files(sha, ["rivet/**/*.yaml"])
+    assert [p for p, _ in files] == sorted(
+        ["rivet/a.yaml", "rivet/b.yaml", "rivet/copy.yaml", "rivet/latin1.yaml",
+         "rivet/sp ace é.yaml"])
+    texts = dict(files)
+    assert texts["rivet/a.yaml"] == same == texts["rivet/copy.yaml"]  # one blob, read once
+    assert texts["rivet/b.yaml"] == config("b")
+    assert texts["rivet/latin1.yaml"] is None
+    assert GitRepo(repo).read_files(sha, ["nothing/*.yaml"]) == []
+
+
+def test_read_files_agrees_with_show_at_an_older_revision(repo: Path) -> None:
+    old = commit(repo, "one", {"rivet/a.yaml": config("a", rows=1)})
+    commit(repo, "two", {"rivet/a.yaml": config("a", rows=2), "rivet/new.yaml": config("n")})
+    git_repo = GitRepo(repo)
+    assert git_repo.read_files(old, ["rivet/*.yaml"]) == [
+        ("rivet/a.yaml", git_repo.show(old, "rivet/a.yaml"))]

@@ -213,7 +213,9 @@ class GitRepo:
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self, *args: str, check: bool = True, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         command = [self._git, *self._config_args, *args]
         shown = ["git", *args]
         try:
@@ -221,7 +223,7 @@ class GitRepo:
                 command,
                 cwd=self.root,
                 env=self._env,
-                stdin=subprocess.DEVNULL,
+                input=stdin if stdin is not None else b"",
                 capture_output=True,
                 check=False,
             )
@@ -436,6 +438,42 @@ class GitRepo:
         ).stdout
         paths = (_decode_path(p) for p in raw.split(b"\0") if p)
         return sorted(p for p in paths if _matches(regex, p))
+
+
+    def read_files(self, rev: str, globs: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(path, text) of every file at ``rev`` matching ``globs``, sorted by path.
+
+        Two git processes however many files match (``ls-tree`` and one ``cat-file --batch``),
+        instead of one per file: planning a PR reads every config on both sides. The text is
+        None for a file that is not valid UTF-8.
+        """
+        regex = compile_globs(globs)
+        raw = self._run("ls-tree", "-r", "-z", "--full-tree", self.resolve(rev)).stdout
+        wanted: list[tuple[str, str]] = []  # (path, blob id)
+        for entry in raw.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            parts = meta.split()
+            path = _decode_path(raw_path)
+            if len(parts) == 3 and parts[1] == b"blob" and _matches(regex, path):
+                wanted.append((path, parts[2].decode("ascii")))
+        if not wanted:
+            return []
+        unique = list(dict.fromkeys(oid for _, oid in wanted))
+        out = self._run("cat-file", "--batch", stdin="\n".join(unique).encode() + b"\n").stdout
+        contents: dict[str, str | None] = {}
+        pos = 0
+        for oid in unique:
+            header_end = out.index(b"\n", pos)
+            size = int(out[pos:header_end].split()[2])
+            body = out[header_end + 1 : header_end + 1 + size]
+            pos = header_end + 1 + size + 1  # the body is followed by a newline
+            try:
+                contents[oid] = body.decode("utf-8")
+            except UnicodeDecodeError:
+                contents[oid] = None
+        return sorted((path, contents[oid]) for path, oid in wanted)
 
 
 def _change_matches(regex: re.Pattern[str], change: ChangedFile) -> bool:

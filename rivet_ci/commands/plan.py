@@ -39,7 +39,8 @@ def load_facts_arg(path: Path | None, ctx: Context) -> tuple[FactsFile | None, l
                                                             FactsOrigin]:
     if path is None:
         return None, [], FactsOrigin(kind="none")
-    facts, problems = load_facts_file(path, root=ctx.cwd)
+    facts, problems = load_facts_file(path if path.is_absolute() else ctx.cwd / path,
+                                      root=ctx.cwd)
     origin = FactsOrigin(kind="file", path=path.as_posix(),
                          captured_at=facts.captured_at if facts else None)
     return facts, problems, origin
