@@ -17,6 +17,7 @@ from rivet_ci.core.pretty import render_pretty
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
+from rivet_ci.live_facts import add_live_arguments, collect_live, with_state_history
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +34,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="what to print on stdout (default: pretty)")
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="also write the JSON plan document (rivet-ci-plan/1) to FILE")
+    p.add_argument("--live", action="store_true",
+                   help="collect facts now from the live sources (instead of --facts)")
+    add_live_arguments(p)
 
 
 def load_facts_arg(path: Path | None, ctx: Context) -> tuple[FactsFile | None, list[Problem],
@@ -66,7 +70,18 @@ def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> N
 def run(args: argparse.Namespace, ctx: Context) -> int:
     started = time.monotonic()
     configs = load_configs(args.configs, ctx)
-    facts, problems, origin = load_facts_arg(args.facts, ctx)
+    if args.live and args.facts:
+        raise UsageError("give either --facts FILE or --live, not both")
+    if args.live:
+        facts: FactsFile | None = collect_live(configs, args, ctx)
+        problems: list[Problem] = []
+        origin = FactsOrigin(kind="live", captured_at=facts.captured_at if facts else None)
+    else:
+        facts, problems, origin = load_facts_arg(args.facts, ctx)
+        if args.state_url:
+            facts, notes = with_state_history(facts, configs, args.state_url, ctx)
+            for note in notes:
+                ctx.stderr.write(f"warning: {note}\n")
     only = frozenset(args.exports) if args.exports else None
     if only is not None:
         known = {e.name for c in configs for e in c.exports}

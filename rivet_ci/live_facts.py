@@ -1,0 +1,84 @@
+"""Shell glue between the CLI and live preflight: options from arguments, facts, history.
+
+Used by `rivet-ci facts` (capture a facts file) and `rivet-ci plan --live` (plan on fresh facts).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from rivet_ci.adapters.preflight.collect import PreflightOptions, collect_facts
+from rivet_ci.adapters.state_history import read_history
+from rivet_ci.context import Context
+from rivet_ci.core.config_loader import LoadedConfig
+from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.errors import UsageError
+from rivet_ci.progress import ProgressBar
+
+
+def add_live_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("live preflight (read-only EXPLAIN and bounded probes)")
+    g.add_argument("--source-url", metavar="URL",
+                   help="connect here instead of the configs' sources (else RIVET_CI_SOURCE_URL)")
+    g.add_argument("--state-url", metavar="URL",
+                   help="rivet state database for run history (else RIVET_STATE_URL, else "
+                        ".rivet_state.db beside each config)")
+    g.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="server-side timeout of every probe (default 5)")
+    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS")
+    g.add_argument("--range-probe-bound", type=int, default=1_000_000, metavar="ROWS",
+                   help="probe min/max of an unindexed column only below this row estimate")
+    g.add_argument("--max-connections-per-group", type=int, default=1, metavar="N",
+                   help="concurrent connections per source_group and per source (default 1)")
+
+
+def preflight_options(args: argparse.Namespace) -> PreflightOptions:
+    try:
+        return PreflightOptions(
+            statement_timeout_s=args.statement_timeout, connect_timeout_s=args.connect_timeout,
+            range_probe_row_bound=args.range_probe_bound,
+            max_connections_per_group=args.max_connections_per_group)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def on_disk(configs: Sequence[LoadedConfig], ctx: Context) -> list[tuple[LoadedConfig, Path]]:
+    return [(c, ctx.cwd / c.path) for c in configs]
+
+
+def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
+                 ctx: Context) -> FactsFile:
+    bar = ProgressBar(ctx.stderr, "preflight", enabled=ctx.interactive)
+    try:
+        return collect_facts(
+            on_disk(configs, ctx), options=preflight_options(args),
+            source_url_override=args.source_url, environ=ctx.environ, progress=bar,
+            repo_root=ctx.cwd, include_history=True, state_url=args.state_url)
+    finally:
+        bar.close()
+
+
+def with_state_history(facts: FactsFile | None, configs: Sequence[LoadedConfig],
+                       state_url: str, ctx: Context) -> tuple[FactsFile, list[str]]:
+    """Facts whose history comes from the state database (for `plan --facts F --state-url U`)."""
+    base = facts or FactsFile(format="rivet-ci-facts/1")
+    sections = dict(base.configs)
+    notes: list[str] = []
+    for loaded in configs:
+        names = [e.name for e in loaded.exports]
+        history = read_history(ctx.cwd / loaded.path, names, environ=ctx.environ,
+                               state_url=state_url)
+        if history.problem:
+            notes.append(history.problem)
+        exports: dict[str, ExportFacts] = {}
+        for name in names:
+            entry = base.for_export(loaded.path, name)
+            runs = history.runs.get(name)
+            if entry is None:
+                # No facts: stays "preflight failed"; the history alone cannot vouch for it.
+                entry = ExportFacts(preflight_error="no facts for this export")
+            exports[name] = entry.model_copy(update={"history": runs}) if runs else entry
+        sections[loaded.path] = ConfigFacts(exports=exports)
+    return base.model_copy(update={"configs": sections}), notes
