@@ -1,0 +1,60 @@
+"""Shared fixtures. Database servers: real ones, never mocks.
+
+`pg_url` / `mysql_url` are the servers' admin URLs: `RIVET_CI_TEST_PG_URL` /
+`RIVET_CI_TEST_MYSQL_URL` when set (CI starts the servers), otherwise a throwaway server started
+here on its own port and directory and stopped at the end of the session. When a server cannot
+start, tests that need it fail under CI (`CI` set) and are skipped with the reason elsewhere.
+`pg_db`, `mysql_db`, `sqlite_db` are seeded databases of known shape (see `tests/db_seed.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import db_seed
+import pytest
+
+PG_PORT = 54339
+MY_PORT = 33079
+
+
+def _server_url(env: str, kind: str, port: int, name: str) -> Iterator[str]:
+    if os.environ.get(env):
+        yield os.environ[env]
+        return
+    server = db_seed.start_or_skip(kind, port, name)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """Admin URL of a PostgreSQL server (pg_stat_statements preloaded)."""
+    yield from _server_url("RIVET_CI_TEST_PG_URL", "pg", PG_PORT, "pg")
+
+
+@pytest.fixture(scope="session")
+def mysql_url() -> Iterator[str]:
+    """Admin URL of a MariaDB (or MySQL) server."""
+    yield from _server_url("RIVET_CI_TEST_MYSQL_URL", "mariadb", MY_PORT, "mariadb")
+
+
+@pytest.fixture(scope="session")
+def pg_db(pg_url: str) -> str:
+    """URL of the seeded PostgreSQL test database (carries `db_seed.PG_SECRET`)."""
+    return db_seed.seed_postgres(pg_url)
+
+
+@pytest.fixture(scope="session")
+def mysql_db(mysql_url: str) -> str:
+    """URL of the seeded MariaDB database, as a SELECT-only user (`db_seed.MY_SECRET`)."""
+    return db_seed.seed_mariadb(mysql_url)
+
+
+@pytest.fixture(scope="session")
+def sqlite_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a seeded SQLite file (ANALYZEd)."""
+    return db_seed.seed_sqlite(tmp_path_factory.mktemp("sqlite") / "source.db")
