@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from rivet_ci.adapters.github import (
     GitHubError,
     upsert_comment,
 )
+from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.context import Context
 from rivet_ci.core.comment_view import CommentView, build_comment_view, facts_description
+from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
@@ -36,6 +39,7 @@ from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK
+from rivet_ci.live_facts import with_state_history
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
 from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_environment
 from rivet_ci.settings import ActionSettings, write_outputs
@@ -115,8 +119,26 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     repo = GitRepo(settings.workspace)
     repo.ensure_merge_base(base, head)
     facts, facts_problems, origin = load_facts(settings)
+    if settings.live and settings.facts_path is not None:
+        raise UsageError("set either `facts` or `live: true`, not both")
+    state_url = settings.state_url.get_secret_value() if settings.state_url else None
+
+    def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
+        return collect_facts(
+            [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
+            repo_root=settings.workspace, include_history=True, state_url=state_url)
+
+    def add_history(current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
+        enriched, notes = with_state_history(current, configs, state_url,
+                                             root=settings.workspace, environ=ctx.environ)
+        for note in notes:
+            ctx.stdout.write(f"::warning title=rivet-ci history::{note}\n")
+        return enriched
+
     pr = plan_pull_request(repo, base=base, head=head, globs=settings.configs, facts=facts,
-                           origin=origin, environ=ctx.environ, facts_problems=facts_problems)
+                           origin=origin, environ=ctx.environ, facts_problems=facts_problems,
+                           collect=collect if settings.live else None,
+                           add_history=add_history if state_url and not settings.live else None)
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
 

@@ -6,7 +6,7 @@ Used by `rivet-ci facts` (capture a facts file) and `rivet-ci plan --live` (plan
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rivet_ci.adapters.preflight.collect import PreflightOptions, collect_facts
@@ -61,24 +61,27 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
 
 
 def with_state_history(facts: FactsFile | None, configs: Sequence[LoadedConfig],
-                       state_url: str, ctx: Context) -> tuple[FactsFile, list[str]]:
-    """Facts whose history comes from the state database (for `plan --facts F --state-url U`)."""
+                       state_url: str | None, *, root: Path, environ: Mapping[str, str],
+                       ) -> tuple[FactsFile, list[str]]:
+    """Facts whose history comes from the state database (`plan --facts F --state-url U`).
+
+    Several configs may share a path (base and head of a PR): their exports are merged.
+    """
     base = facts or FactsFile(format="rivet-ci-facts/1")
-    sections = dict(base.configs)
+    sections = {path: dict(section.exports) for path, section in base.configs.items()}
     notes: list[str] = []
     for loaded in configs:
         names = [e.name for e in loaded.exports]
-        history = read_history(ctx.cwd / loaded.path, names, environ=ctx.environ,
-                               state_url=state_url)
+        history = read_history(root / loaded.path, names, environ=environ, state_url=state_url)
         if history.problem:
             notes.append(history.problem)
-        exports: dict[str, ExportFacts] = {}
+        section = sections.setdefault(loaded.path, {})
         for name in names:
-            entry = base.for_export(loaded.path, name)
+            entry = section.get(name) or base.for_export(loaded.path, name)
             runs = history.runs.get(name)
             if entry is None:
                 # No facts: stays "preflight failed"; the history alone cannot vouch for it.
                 entry = ExportFacts(preflight_error="no facts for this export")
-            exports[name] = entry.model_copy(update={"history": runs}) if runs else entry
-        sections[loaded.path] = ConfigFacts(exports=exports)
-    return base.model_copy(update={"configs": sections}), notes
+            section[name] = entry.model_copy(update={"history": runs}) if runs else entry
+    return base.model_copy(update={"configs": {
+        path: ConfigFacts(exports=exports) for path, exports in sections.items()}}), notes

@@ -8,7 +8,7 @@ identical on both sides is parsed once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rivet_ci.adapters.git import ChangedFile, GitRepo
@@ -52,16 +52,56 @@ def load_revision(
     return out
 
 
+FactsCollector = Callable[[Sequence[LoadedConfig]], FactsFile]
+HistoryReader = Callable[[FactsFile | None, Sequence[LoadedConfig]], FactsFile]
+
+
+def merge_facts(first: FactsFile, second: FactsFile) -> FactsFile:
+    """Per-config sections of both; for an export in both, `first` wins."""
+    sections = dict(second.configs)
+    for path, section in first.configs.items():
+        merged = {**(sections[path].exports if path in sections else {}), **section.exports}
+        sections[path] = section.model_copy(update={"exports": merged})
+    return first.model_copy(update={"configs": sections,
+                                    "exports": {**second.exports, **first.exports}})
+
+
+def collect_for_both_sides(
+    collect: FactsCollector, base: Sequence[LoadedConfig], head: Sequence[LoadedConfig],
+) -> FactsFile:
+    """Live facts for the head configs, plus the exports only the base still has.
+
+    One facts source for both sides: an export present on both sides is observed once (as the
+    head configures it), so its plan can only differ by what the PR changed in its config.
+    """
+    facts = collect(head)
+    in_head = {(c.path, e.name) for c in head for e in c.exports}
+    base_only = [c.model_copy(update={"exports": kept}) for c in base
+                 if (kept := tuple(e for e in c.exports if (c.path, e.name) not in in_head))]
+    return merge_facts(facts, collect(base_only)) if base_only else facts
+
+
 def plan_pull_request(
     repo: GitRepo, *, base: str, head: str, globs: Sequence[str], facts: FactsFile | None,
     origin: FactsOrigin, environ: Mapping[str, str], facts_problems: Sequence[Problem] = (),
+    collect: FactsCollector | None = None, add_history: HistoryReader | None = None,
 ) -> PullRequestPlan:
+    """Plan base and head against one facts source.
+
+    With `collect`, facts are gathered live for both sides first; with `add_history`, run
+    history from rivet's state database is folded into the facts of both sides' exports.
+    """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
     changed = tuple(repo.changed_files(fork_point, head_sha, globs))
     cache: dict[tuple[str, str], LoadedConfig] = {}
     base_configs = load_revision(repo, fork_point, globs, environ, cache)
     head_configs = load_revision(repo, head_sha, globs, environ, cache)
+    if collect is not None:
+        facts = collect_for_both_sides(collect, base_configs, head_configs)
+        origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
+    elif add_history is not None:
+        facts = add_history(facts, [*head_configs, *base_configs])
     # A config identical on both sides is the same LoadedConfig object (see load_revision) and,
     # against the same facts, has the same plan: plan it once.
     planned: dict[int, ConfigPlan] = {}

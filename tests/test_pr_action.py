@@ -120,7 +120,8 @@ def event(ws: Workspace, head_sha: str, *, fork: bool = False) -> dict[str, Any]
 
 
 def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOKEN,
-               minutes: int = 0, fork: bool = False, **inputs: str) -> tuple[Result, Path]:
+               minutes: int = 0, fork: bool = False, env: dict[str, str] | None = None,
+               **inputs: str) -> tuple[Result, Path]:
     """Run `rivet-ci action` once; returns the result and this run's GITHUB_OUTPUT file."""
     run_dir = ws.runner_temp / f"run-{len(list(ws.runner_temp.iterdir()))}"
     run_dir.mkdir()
@@ -143,6 +144,7 @@ def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOK
         "INPUT_LIVE": "false", "INPUT_STATE-URL": "",
     }
     environ.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
+    environ.update(env or {})
     result = run_cli(["action"], cwd=ws.path, environ=environ,
                      now=NOW + timedelta(minutes=minutes))
     return result, outputs

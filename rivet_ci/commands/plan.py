@@ -79,7 +79,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     else:
         facts, problems, origin = load_facts_arg(args.facts, ctx)
         if args.state_url:
-            facts, notes = with_state_history(facts, configs, args.state_url, ctx)
+            facts, notes = with_state_history(facts, configs, args.state_url, root=ctx.cwd,
+                                              environ=ctx.environ)
             for note in notes:
                 ctx.stderr.write(f"warning: {note}\n")
     only = frozenset(args.exports) if args.exports else None

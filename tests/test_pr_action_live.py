@@ -1,0 +1,80 @@
+"""The action with `live: true` (facts from a real PostgreSQL) and with `state-url` alone."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import db_seed
+from test_pr_action import PR, REPO, FakeGitHub, Workspace, gh, run_action
+from test_pr_support import Repo, config, export
+
+__all__ = ["gh"]
+
+
+def live_workspace(tmp_path: Path) -> Workspace:
+    repo = Repo.init(tmp_path / "workspace")
+    base = repo.commit("base", {"rivet/orders.yaml": config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        export("customers", table="public.customers", source_group="replica_a"),
+        url_env="SRC_URL")})
+    repo.checkout("feature", new=True)
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    return Workspace(repo, base, runner)
+
+
+def test_live_action_plans_both_sides_on_fresh_facts(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    ws = live_workspace(tmp_path)
+    head = ws.repo.commit("add sparse", {"rivet/orders.yaml": config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        export("customers", table="public.customers", source_group="replica_a"),
+        export("sparse", table="public.sparse", mode="chunked", chunk_column="id",
+               chunk_size=1000, source_group="replica_a"),
+        url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
+    assert result.code == 0, result.stderr + result.stdout
+    plan = json.loads((ws.path / "plan.json").read_text())
+    assert plan["facts"]["origin"] == "live"
+    added = [e for e in plan["diff"]["exports"] if e["status"] == "added"]
+    assert [e["export_name"] for e in added] == ["sparse"]
+    assert "sparse_range_risk" in added[0]["reasons_added"]
+    # Unchanged exports got the same live facts on both sides: no spurious changes.
+    assert {e["export_name"] for e in plan["diff"]["exports"]} == {"sparse"}
+    assert db_seed.PG_SECRET not in (ws.path / "plan.json").read_text() + result.stdout
+
+
+def test_state_url_folds_run_history_into_both_sides(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    ws = live_workspace(tmp_path)
+    facts = {"format": "rivet-ci-facts/1", "exports": {
+        "orders": {"row_estimate": 50_000, "verdict": "EFFICIENT"},
+        "customers": {"row_estimate": 50_000, "verdict": "EFFICIENT"}}}
+    state = tmp_path / "state.db"
+    with sqlite3.connect(state) as db:
+        db.execute("CREATE TABLE export_metrics (id INTEGER PRIMARY KEY, export_name TEXT, "
+                   "duration_ms INT, status TEXT, retries INT)")
+        db.execute("INSERT INTO export_metrics (export_name, duration_ms, status, retries) "
+                   "VALUES ('customers', 1000, 'failed', 0)")
+    head = ws.repo.commit("reconcile customers", {
+        "facts.yaml": json.dumps(facts),
+        "rivet/orders.yaml": config(
+            export("orders", table="public.orders", mode="incremental",
+                   cursor_column="updated_at", source_group="replica_a"),
+            export("customers", table="public.customers", source_group="replica_a",
+                   reconcile_required=True),
+            url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, facts="facts.yaml", state_url=str(state))
+    assert result.code == 0, result.stderr + result.stdout
+    plan = json.loads((ws.path / "plan.json").read_text())
+    change = next(e for e in plan["diff"]["exports"] if e["export_name"] == "customers")
+    # history applies to both sides, so only the reconcile flag moves the score (−12)
+    assert change["score_delta"] == -12
+    assert "recent_failure_history" in [r["kind"] for r in change["head"]["reasons"]]
+    assert "recent_failure_history" in [r["kind"] for r in change["base"]["reasons"]]
