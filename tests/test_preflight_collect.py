@@ -174,3 +174,12 @@ def test_unsupported_source_types_are_per_export_errors(tmp_path: Path) -> None:
                           source={"type": "mongo", "url": "mongodb://h/db"})
     out = collect_facts([loaded], environ={}).configs[loaded[0].path].exports["x"]
     assert "not mongo" in (out.preflight_error or "")
+
+
+def test_two_configs_with_one_path_still_finish(sqlite_db: str, tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{"name": "x", "table": "customers"}])
+    calls: list[tuple[int, int]] = []
+    facts = collect_all(sqlite_db, [config, config],
+                        progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 2), (2, 2)]
+    assert facts.configs[config[0].path].exports["x"].row_estimate == 1000

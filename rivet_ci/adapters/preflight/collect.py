@@ -122,7 +122,7 @@ def collect_facts(
     options = options or PreflightOptions()
     redact = Redactor()
     jobs: list[_Job] = []
-    for loaded, config_file in configs:
+    for index, (loaded, config_file) in enumerate(configs):
         source: ResolvedSource | None = None
         source_error: str | None = None
         try:
@@ -132,13 +132,14 @@ def collect_facts(
         except SourceUrlError as exc:
             source_error = str(exc)
         for export in loaded.exports:
-            job = _Job(config_path=loaded.path, export=export, source=source, error=source_error)
+            job = _Job(config_index=index, config_path=loaded.path, export=export,
+                       source=source, error=source_error)
             if source is not None:
                 _prepare(job, source.dialect, config_file, repo_root)
             jobs.append(job)
 
     tracker = _Progress(len(jobs), progress)
-    results: dict[tuple[str, str], ExportFacts] = {}
+    results: dict[tuple[int, str], ExportFacts] = {}
     lanes: dict[tuple[str, str | None], list[_Job]] = {}
     for job in jobs:
         if job.error is not None or job.source is None:
@@ -185,12 +186,14 @@ def collect_facts(
     if include_history:
         results = _with_history(configs, results, environ=environ, state_url=state_url,
                                 timeout_s=options.statement_timeout_s)
-    sections: dict[str, ConfigFacts] = {}
-    for loaded, _ in configs:
-        exports = {e.name: results[(loaded.path, e.name)] for e in loaded.exports}
-        sections[loaded.path] = ConfigFacts(exports=exports)
+    sections: dict[str, dict[str, ExportFacts]] = {}
+    for index, (loaded, _) in enumerate(configs):
+        section = sections.setdefault(loaded.path, {})
+        for export in loaded.exports:
+            # Two configs with one path (should not happen): the first one's facts stand.
+            section.setdefault(export.name, results[(index, export.name)])
     return FactsFile(format=FACTS_FORMAT, captured_at=datetime.now(UTC).replace(microsecond=0),
-                     configs=sections)
+                     configs={path: ConfigFacts(exports=e) for path, e in sections.items()})
 
 
 # --- preparation (no I/O but the query file) ---------------------------------------------------
@@ -200,6 +203,7 @@ def collect_facts(
 class _Job:
     """One export of one config on its way to facts."""
 
+    config_index: int
     config_path: str
     export: ExportConfig
     source: ResolvedSource | None
@@ -209,8 +213,8 @@ class _Job:
     fallback_column: str | None = None
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.config_path, self.export.name)
+    def key(self) -> tuple[int, str]:
+        return (self.config_index, self.export.name)
 
     @property
     def target_key(self) -> Hashable:
@@ -362,9 +366,9 @@ class _Lane:
     down: str | None = None
     reconnected: bool = False
     max_connections: int | None = None
-    results: dict[tuple[str, str], ExportFacts] = field(default_factory=dict)
+    results: dict[tuple[int, str], ExportFacts] = field(default_factory=dict)
 
-    def run(self, memo: _Memo, limits: _Limits) -> dict[tuple[str, str], ExportFacts]:
+    def run(self, memo: _Memo, limits: _Limits) -> dict[tuple[int, str], ExportFacts]:
         with limits.hold(self.jobs[0].export.source_group, self.source.key):
             log.debug("preflight lane %s: %d exports", self.source.display, len(self.jobs))
             try:
@@ -610,21 +614,21 @@ def _min_max_probe(target: Target, column: str,
 
 
 def _with_history(
-    configs: Sequence[tuple[LoadedConfig, Path]], results: dict[tuple[str, str], ExportFacts],
+    configs: Sequence[tuple[LoadedConfig, Path]], results: dict[tuple[int, str], ExportFacts],
     *, environ: Mapping[str, str], state_url: str | None, timeout_s: float,
-) -> dict[tuple[str, str], ExportFacts]:
+) -> dict[tuple[int, str], ExportFacts]:
     # One read per state database for all the configs that share it.
-    groups: dict[StateLocation, list[LoadedConfig]] = {}
-    for loaded, config_file in configs:
+    groups: dict[StateLocation, list[tuple[int, LoadedConfig]]] = {}
+    for index, (loaded, config_file) in enumerate(configs):
         location = locate_state(config_file, environ=environ, state_url=state_url)
-        groups.setdefault(location, []).append(loaded)
+        groups.setdefault(location, []).append((index, loaded))
     out = dict(results)
     for location, members in groups.items():
-        names = {e.name for loaded in members for e in loaded.exports}
+        names = {e.name for _, loaded in members for e in loaded.exports}
         history = read_history_at(location, names, timeout_s=timeout_s)
-        for loaded in members:
+        for index, loaded in members:
             for export in loaded.exports:
-                key = (loaded.path, export.name)
+                key = (index, export.name)
                 update: dict[str, Any] = {}
                 if export.name in history.runs:
                     update["history"] = history.runs[export.name]
