@@ -288,5 +288,7 @@ def collect(url: str, directory: Path, exports: Sequence[Mapping[str, Any]],
 
 def collect_all(url: str, configs: Sequence[tuple[LoadedConfig, Path]], *,
                 progress: Any = None, **options: Any) -> FactsFile:
+    """Collect through the configs' `url_env: SRC_URL`; SQLite only via the override."""
+    override = url if url.startswith("sqlite") else None
     return collect_facts(configs, options=PreflightOptions(**options), environ={"SRC_URL": url},
-                         progress=progress)
+                         source_url_override=override, progress=progress)

@@ -143,7 +143,7 @@ def test_query_file_is_read_beside_the_config_and_confined(
         {"name": "missing", "query_file": "sql/none.sql"},
     ]
     loaded, path = write_config(repo / "pipelines", exports)
-    env = {"SRC_URL": sqlite_db}
+    env = {"RIVET_CI_SOURCE_URL": sqlite_db}  # SQLite only through the override
     confined = collect_facts([(loaded, path)], environ=env).configs[loaded.path].exports
     assert confined["inside"].preflight_error is None
     assert confined["inside"].columns["id"].max == "499"
@@ -166,10 +166,17 @@ def test_same_export_names_in_two_configs_do_not_collide(sqlite_db: str, tmp_pat
     assert facts.for_export(b[0].path, "x") == facts.configs[b[0].path].exports["x"]
 
 
+def test_a_config_cannot_point_at_a_sqlite_file(sqlite_db: str, tmp_path: Path) -> None:
+    loaded = write_config(tmp_path, [{"name": "x", "table": "customers"}])
+    facts = collect_facts([loaded], environ={"SRC_URL": sqlite_db})
+    error = facts.configs[loaded[0].path].exports["x"].preflight_error or ""
+    assert "cannot point preflight at a SQLite file" in error
+
+
 def test_unsupported_source_types_are_per_export_errors(tmp_path: Path) -> None:
     facts = collect(
         "unused", tmp_path, [{"name": "x", "table": "t"}])  # url_env resolves to "unused"
-    assert "cannot parse the source URL" in (facts["x"].preflight_error or "")
+    assert "cannot parse source.url_env (SRC_URL)" in (facts["x"].preflight_error or "")
     loaded = write_config(tmp_path / "m", [{"name": "x", "table": "t"}],
                           source={"type": "mongo", "url": "mongodb://h/db"})
     out = collect_facts([loaded], environ={}).configs[loaded[0].path].exports["x"]

@@ -167,3 +167,26 @@ def test_sqlite_without_analyze_counts_small_tables(tmp_path: Path) -> None:
     url = seed_sqlite(tmp_path / "fresh.db", analyze=False)
     facts = collect(url, tmp_path / "cfg", [{"name": "orders", "table": "orders"}])["orders"]
     assert facts.row_estimate == ROWS  # small file: counted exactly
+
+
+@pytest.mark.parametrize(("db", "schema"), [
+    pytest.param("pg_db", "public", marks=pytest.mark.postgres, id="postgres"),
+    pytest.param("mysql_db", "rivet_preflight", marks=pytest.mark.mariadb, id="mariadb"),
+    pytest.param("sqlite_db", "main", id="sqlite"),
+])
+def test_qualified_and_bare_names_in_one_run(
+        db: str, schema: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    url = request.getfixturevalue(db)
+    facts = collect(url, tmp_path, [
+        {"name": "bare", "table": "orders", "mode": "incremental", "cursor_column": "updated_at"},
+        {"name": "qualified", "table": f"{schema}.orders", "mode": "incremental",
+         "cursor_column": "updated_at"},
+        {"name": "shouting", "table": "ORDERS", "mode": "incremental",
+         "cursor_column": "UPDATED_AT"},  # unquoted names fold as the database folds them
+    ])
+    for name in ("bare", "qualified"):
+        assert facts[name].preflight_error is None, facts[name].preflight_error
+        assert facts[name].columns["updated_at"].indexed is True, name
+        assert facts[name].columns["updated_at"].min is not None, name
+    if db != "mysql_db":  # MariaDB on Linux compares table names case-sensitively
+        assert facts["shouting"].columns["UPDATED_AT"].indexed is True

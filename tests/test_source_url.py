@@ -37,7 +37,7 @@ def test_inline_url_gets_our_driver() -> None:
     ("sqlite:////tmp/x.db", "sqlite", "sqlite"),
 ])
 def test_scheme_picks_the_driver(url: str, driver: str, dialect: str) -> None:
-    resolved = resolve_source(source(url=url), environ={})
+    resolved = resolve_source(None, environ={}, override=url)
     assert (resolved.url.drivername, resolved.dialect) == (driver, dialect)
 
 
@@ -88,6 +88,13 @@ def test_override_wins_argument_then_environment() -> None:
     assert resolve_source(None, environ=env, unresolved_variables=("X",)).url.host == "env"
 
 
+def test_sqlite_only_through_the_override() -> None:
+    with pytest.raises(SourceUrlError, match="cannot point preflight at a SQLite file"):
+        resolve_source(source(url="sqlite:////tmp/x.db"), environ={})
+    assert resolve_source(source(url="sqlite:////tmp/x.db"), environ={},
+                          override="sqlite:////tmp/y.db").url.database == "/tmp/y.db"
+
+
 def test_unsupported_and_unresolvable_sources() -> None:
     with pytest.raises(SourceUrlError, match="not mssql"):
         resolve_source(source(type="mssql", url="mssql://h/d"), environ={})
@@ -109,3 +116,15 @@ def test_unset_source_variable_is_a_per_export_error_not_a_crash(tmp_path: Path)
     for entry in exports.values():
         assert entry.preflight_error is not None
         assert "${DB_PASSWORD}" in entry.preflight_error
+
+
+def test_unparseable_url_is_never_echoed(tmp_path: Path) -> None:
+    # A PR could aim url_file / url_env at a file or variable and read it back from the error.
+    secret_file = tmp_path / "credentials"
+    secret_file.write_text("aws_secret_access_key = wJalrXUtnFEMI\n")
+    for config, environ in [(source(url_file=str(secret_file)), {}),
+                            (source(url_env="AWS_SECRET"), {"AWS_SECRET": "wJalrXUtnFEMI"})]:
+        with pytest.raises(SourceUrlError) as raised:
+            resolve_source(config, environ=environ)
+        assert "wJalrXUtnFEMI" not in str(raised.value)
+        assert "cannot parse source.url_" in str(raised.value)

@@ -145,7 +145,8 @@ def test_collect_facts_attaches_history(sqlite_db: str, tmp_path: Path) -> None:
     make_state(tmp_path / STATE_FILE)
     loaded = write_config(tmp_path, [{"name": "slow", "table": "customers"},
                                      {"name": "never_ran", "table": "customers"}])
-    facts = collect_facts([loaded], environ={"SRC_URL": sqlite_db}, include_history=True)
+    facts = collect_facts([loaded], environ={}, source_url_override=sqlite_db,
+                          include_history=True)
     exports = facts.configs[loaded[0].path].exports
     assert exports["slow"].history is not None and len(exports["slow"].history) == 4
     assert exports["never_ran"].history is None  # absent means unknown

@@ -160,14 +160,17 @@ class MySQLSession:
     def relations(self, rels: Sequence[Rel]) -> dict[Rel, RelationInfo]:
         if not rels:
             return {}
-        wanted = {((s or self._database or "").lower(), n.lower()): (s, n) for s, n in rels}
+        # `orders` and `db.orders` may both be asked for: one catalog entry answers both. Names
+        # are sent as written (the catalog's collation decides) and matched back ignoring case.
+        asked = {(rel[0] or self._database or "", rel[1]) for rel in rels}
+        wanted: dict[tuple[str, str], list[Rel]] = {}
+        for rel in dict.fromkeys(rels):
+            schema = (rel[0] or self._database or "").lower()
+            wanted.setdefault((schema, rel[1].lower()), []).append(rel)
 
         def where(table: sa.TableClause) -> sa.ColumnElement[bool]:
-            return sa.or_(*(sa.and_(table.c.table_schema == (s or self._database),
-                                    table.c.table_name == n) for s, n in wanted.values()))
-
-        def key(schema: str, name: str) -> Rel | None:
-            return wanted.get((schema.lower(), name.lower()))
+            return sa.or_(*(sa.and_(table.c.table_schema == schema, table.c.table_name == name)
+                            for schema, name in sorted(asked)))
 
         tables = self._run(lambda c: c.execute(
             sa.select(_TABLES.c.table_schema, _TABLES.c.table_name, _TABLES.c.table_rows,
@@ -180,20 +183,21 @@ class MySQLSession:
             sa.select(s.table_schema, s.table_name, s.column_name).where(
                 where(_STATISTICS), s.seq_in_index == 1, s.index_type == "BTREE",
                 s.sub_part.is_(None))).all())
-        cols: dict[Rel, set[str]] = {}
+        cols: dict[tuple[str, str], set[str]] = {}
         for schema, name, column in columns:
-            if (rel := key(schema, name)) is not None:
-                cols.setdefault(rel, set()).add(column)
-        lead: dict[Rel, set[str]] = {}
+            cols.setdefault((schema.lower(), name.lower()), set()).add(column)
+        lead: dict[tuple[str, str], set[str]] = {}
         for schema, name, column in leading:
-            if (rel := key(schema, name)) is not None and column is not None:
-                lead.setdefault(rel, set()).add(column)
+            if column is not None:  # an expression index has no column
+                lead.setdefault((schema.lower(), name.lower()), set()).add(column)
         out: dict[Rel, RelationInfo] = {}
         for schema, name, table_rows, table_type in tables:
-            if (rel := key(schema, name)) is not None:
-                rows = int(table_rows) if table_rows is not None and table_type != "VIEW" else None
-                out[rel] = RelationInfo(rows=rows, columns=frozenset(cols.get(rel, ())),
-                                        leading_index_columns=frozenset(lead.get(rel, ())))
+            key = (schema.lower(), name.lower())
+            rows = int(table_rows) if table_rows is not None and table_type != "VIEW" else None
+            info = RelationInfo(rows=rows, columns=frozenset(cols.get(key, ())),
+                                leading_index_columns=frozenset(lead.get(key, ())))
+            for rel in wanted.get(key, ()):
+                out[rel] = info
         return out
 
     def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:

@@ -10,7 +10,9 @@ one is an error, never an empty string. rivet-ci adds one thing in front: an exp
 at one replica.
 
 The scheme picks the driver: `postgres[ql]` → psycopg 3, `mysql` / `mariadb` → PyMySQL,
-`sqlite` → the standard library (opened read-only). Other source types cannot be probed live.
+`sqlite` → the standard library (opened read-only; only through the override, since rivet has no
+SQLite sources and a config must not aim preflight at local files). Other source types cannot be
+probed live.
 Errors are :class:`SourceUrlError` with messages that never contain the password.
 """
 
@@ -65,7 +67,7 @@ def resolve_source(
     """Resolve a config's source (or the override) to a connectable URL."""
     explicit = override if override else environ.get(SOURCE_URL_ENV) or None
     if explicit:
-        return to_sqlalchemy(explicit, environ=environ)
+        return to_sqlalchemy(explicit, environ=environ, origin="the --source-url override")
     if source is None:
         raise SourceUrlError("the config's `source` section is invalid, so there is nothing to "
                              "connect to; fix it or pass --source-url")
@@ -83,7 +85,15 @@ def resolve_source(
                              f"({', '.join(structured)}); rivet accepts one or the other")
     if structured:
         return _from_fields(source, environ)
-    return to_sqlalchemy(rivet_url(source, environ), environ=environ)
+    origin = (f"source.url_env ({source.url_env})" if source.url_env else
+              f"source.url_file ({source.url_file})" if source.url_file else "source.url")
+    resolved = to_sqlalchemy(rivet_url(source, environ), environ=environ, origin=origin)
+    if resolved.dialect == "sqlite":
+        # rivet has no SQLite sources; letting a (PR-controlled) config name a local file would
+        # let it read min/max of any SQLite database on the runner into the PR comment.
+        raise SourceUrlError("a config cannot point preflight at a SQLite file (rivet has no "
+                             "sqlite sources); pass one with --source-url")
+    return resolved
 
 
 def rivet_url(source: SourceConfig, environ: Mapping[str, str]) -> str:
@@ -105,14 +115,16 @@ def rivet_url(source: SourceConfig, environ: Mapping[str, str]) -> str:
     raise SourceUrlError("the source has none of url, url_env, url_file or host")
 
 
-def to_sqlalchemy(raw: str, *, environ: Mapping[str, str]) -> ResolvedSource:
+def to_sqlalchemy(raw: str, *, environ: Mapping[str, str], origin: str = "the source URL",
+                  ) -> ResolvedSource:
     """A rivet-style URL (after `${VAR}` substitution) as a SQLAlchemy URL with our drivers."""
     text = _substitute(raw.strip(), environ)
-    redact = Redactor()
     try:
         url = make_url(text)
     except Exception:  # SQLAlchemy raises several types; the URL is the cause
-        raise SourceUrlError(f"cannot parse the source URL {redact(text)!r}") from None
+        # Never echo the text: a PR could point url_file / url_env at any file or variable
+        # and read it back from the error in the PR comment.
+        raise SourceUrlError(f"cannot parse {origin} as a database URL") from None
     backend = url.get_backend_name()
     if backend in ("postgres", "postgresql"):
         url = url.set(drivername="postgresql+psycopg")
