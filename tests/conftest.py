@@ -50,7 +50,8 @@ def pg_db(pg_url: str) -> str:
 
 @pytest.fixture(scope="session")
 def mysql_db(mysql_url: str) -> str:
-    """URL of the seeded MariaDB database, as a SELECT-only user (`db_seed.MY_SECRET`)."""
+    """URL of the seeded MariaDB database (the server's user; `db_seed.reader_url` gives the
+    privilege-less `rivet_reader` with `db_seed.MY_SECRET`)."""
     return db_seed.seed_mariadb(mysql_url)
 
 

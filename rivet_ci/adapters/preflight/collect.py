@@ -191,7 +191,8 @@ def collect_facts(
         section = sections.setdefault(loaded.path, {})
         for export in loaded.exports:
             # Two configs with one path (should not happen): the first one's facts stand.
-            section.setdefault(export.name, results[(index, export.name)])
+            section.setdefault(export.name, results.get((index, export.name)) or ExportFacts(
+                preflight_error="internal error: preflight produced no result"))
     return FactsFile(format=FACTS_FORMAT, captured_at=datetime.now(UTC).replace(microsecond=0),
                      configs={path: ConfigFacts(exports=e) for path, e in sections.items()})
 
