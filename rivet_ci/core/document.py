@@ -136,8 +136,18 @@ def read_plan(data: Any, *, path: str) -> Plan:
     """Read a `rivet-ci-plan/1` document, or rivet's own plan JSON (one object or an array).
 
     Older rivet artifacts lack `integrity`, `campaign` and `strategy_rationale`: all optional here.
-    Signals are not reconstructed; the recommendation, strategy and diagnostics are.
+    Signals are not reconstructed; the recommendation, strategy and diagnostics are. Anything
+    malformed raises `PlanReadError`.
     """
+    try:
+        return _read_plan(data, path)
+    except PlanReadError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # ValidationError included
+        raise PlanReadError(f"{path}: malformed plan JSON ({type(exc).__name__}: {exc})") from None
+
+
+def _read_plan(data: Any, path: str) -> Plan:
     if isinstance(data, dict) and data.get("format") == PLAN_FORMAT:
         configs = tuple(_read_config(c) for c in data.get("configs", []))
         problems = tuple(Problem.model_validate(p) for p in data.get("problems", [])
