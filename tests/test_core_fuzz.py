@@ -1,0 +1,181 @@
+"""Fuzzing the inputs users write: whatever the text, planning reports Problems, never a traceback.
+
+Random text, and random structures dumped to YAML (built from rivet's own keys and tricky values:
+huge and negative integers, placeholders, dates, nesting), go through `load_config_text` +
+`plan_configs` + the JSON document; random facts files through `load_facts_text`; random JSON
+through `read_plan`. Derandomized, so CI sees the same inputs every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from datetime import date
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rivet_ci.core.config import ExportConfig, SourceConfig
+from rivet_ci.core.config_loader import load_config_text
+from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
+from rivet_ci.core.facts import ColumnFacts, ExportFacts
+from rivet_ci.core.facts_loader import load_facts_text
+from rivet_ci.core.history import RunRecord
+from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
+from rivet_ci.core.problems import Problem
+from rivet_ci.core.signals import derive_signals
+
+FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=250,
+                suppress_health_check=[HealthCheck.too_slow])
+
+CONFIG_KEYS = sorted({"source", "exports", *SourceConfig.model_fields, *ExportConfig.model_fields,
+                      "format", "destination", "quality"})
+FACTS_KEYS = sorted({"format", "captured_at", "exports", "configs", *ExportFacts.model_fields,
+                     *ColumnFacts.model_fields, *RunRecord.model_fields})
+YAML_CHARS = "abcdemnostx_019:-[]{}\n #&*!|>'\",?$%@`~.\t"
+
+scalars = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 2**63 - 1, 2**63, 10**400]),
+    st.floats(allow_nan=True), st.text(max_size=12),
+    st.sampled_from(["full", "incremental", "chunked", "time_window", "cdc", "coalesce",
+                     "postgres", "replica", "${UNSET}", "public.t", "1", "2026-01-01",
+                     "rivet-ci-facts/1", "failed", "running", "9" * 5000]),
+    st.dates(min_value=date(1, 1, 1)),
+)
+
+
+def structures(keys: list[str]) -> st.SearchStrategy[Any]:
+    key = st.sampled_from(keys) | st.text(max_size=6) | st.integers(-3, 3)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(key, inner, max_size=6), max_leaves=30)
+
+
+def plan_text(text: str) -> Plan:
+    loaded = load_config_text("fuzz.yaml", text, {"SET": "value"})
+    assert all(isinstance(p, Problem) and p.file == "fuzz.yaml" for p in loaded.problems)
+    plan = plan_configs([loaded], None, FactsOrigin(kind="none"))
+    json.loads(dump_json(plan_document(plan, generated_at="x", version="fuzz")))
+    for p in plan.all_problems:
+        p.render()
+    return plan
+
+
+@FUZZ
+@given(st.text(max_size=300) | st.text(alphabet=YAML_CHARS, max_size=300))
+def test_random_text_never_raises(text: str) -> None:
+    plan_text(text)
+
+
+@FUZZ
+@given(st.fixed_dictionaries({"source": structures(CONFIG_KEYS),
+                              "exports": st.lists(structures(CONFIG_KEYS), max_size=4)})
+       | structures(CONFIG_KEYS))
+def test_random_structures_never_raise(data: Any) -> None:
+    plan_text(yaml.safe_dump(data, allow_unicode=True))
+
+
+valid_export = st.fixed_dictionaries({
+    "name": st.sampled_from(["a", "b", "c"]),
+    "table": st.just("public.t"),
+    "mode": st.sampled_from(["full", "incremental", "chunked", "time_window"]),
+}, optional={k: scalars for k in ("cursor_column", "chunk_column", "chunk_size", "chunk_count",
+                                  "chunk_dense", "chunk_by_days", "chunk_by_key", "parallel",
+                                  "time_column", "days_window", "source_group",
+                                  "reconcile_required", "incremental_cursor_mode")})
+
+
+@FUZZ
+@given(st.lists(valid_export, min_size=1, max_size=4))
+def test_nearly_valid_exports_never_raise(exports: list[dict[str, Any]]) -> None:
+    plan_text(yaml.safe_dump({"source": {"type": "postgres", "url": "x"}, "exports": exports}))
+
+
+PIPELINE = load_config_text("p.yaml", """\
+source: {type: postgres, url_env: X}
+exports:
+  - {name: a, table: t, mode: chunked, chunk_column: k}
+  - {name: b, table: t, mode: chunked, chunk_by_key: k, chunk_size: 7}
+  - {name: c, table: t, mode: chunked, chunk_column: k, chunk_by_days: 2}
+  - {name: d, table: t, mode: chunked, chunk_column: k, chunk_dense: true, parallel: 3}
+  - {name: e, table: t, mode: incremental, cursor_column: k}
+  - {name: f, table: t, mode: time_window, time_column: k, days_window: 1}
+""", {})
+
+entry_st = st.fixed_dictionaries({}, optional={
+    "row_estimate": scalars, "avg_row_bytes": scalars, "plan_uses_index": scalars,
+    "max_connections": scalars, "verdict": scalars, "warnings": st.lists(scalars, max_size=3),
+    "columns": st.dictionaries(st.just("k") | st.text(max_size=3), st.fixed_dictionaries(
+        {}, optional={"indexed": scalars, "min": scalars, "max": scalars}), max_size=2),
+    "history": st.lists(st.fixed_dictionaries({"status": scalars}, optional={
+        "duration_ms": scalars, "retries": scalars}), max_size=4),
+})
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "f"]), entry_st, max_size=6),
+       st.booleans())
+def test_random_facts_never_raise(entries: dict[str, Any], as_json: bool) -> None:
+    data = {"format": "rivet-ci-facts/1", "exports": entries}
+    text = json.dumps(data, default=str) if as_json else yaml.safe_dump(data)
+    facts, problems = load_facts_text("facts.yaml", text)
+    assert all(p.file == "facts.yaml" for p in problems)
+    plan = plan_configs([PIPELINE], facts, FactsOrigin(kind="file"), problems)
+    dump_json(plan_document(plan, generated_at="x", version="fuzz"))
+
+
+@FUZZ
+@given(structures(FACTS_KEYS))
+def test_random_facts_structures_never_raise(data: Any) -> None:
+    facts, _ = load_facts_text("facts.yaml", yaml.safe_dump(data))
+    plan_configs([PIPELINE], facts, FactsOrigin(kind="file"))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["format", "configs", "path", "exports", "export_name", "prioritization",
+                         "export_recommendation", "campaign", "waves", "problems", "line",
+                         "strategy", "diagnostics", "priority_score"]) | st.text(max_size=4),
+        inner, max_size=5),
+    max_leaves=25)
+
+
+@FUZZ
+@given(json_values | json_values.map(lambda v: {"format": "rivet-ci-plan/1", "configs": v}))
+def test_read_plan_raises_only_plan_read_errors(data: Any) -> None:
+    with contextlib.suppress(PlanReadError):
+        read_plan(data, path="plan.json")
+
+
+def test_huge_values_are_problems_not_tracebacks() -> None:
+    huge = "9" * 5000
+    loaded = load_config_text("c.yaml", "source: {type: postgres, url: x}\nexports:\n"
+                              f"  - {{name: a, table: t, parallel: {huge}}}\n", {})
+    (problem,) = loaded.problems
+    assert problem.message.startswith("invalid YAML value: ")
+    facts, problems = load_facts_text("f.json", '{"format": "rivet-ci-facts/1", "exports": '
+                                      f'{{"a": {{"row_estimate": {huge}}}}}}}')
+    assert facts is None and problems[0].message.startswith("invalid JSON: ")
+    export = ExportConfig(name="a", table="t", mode="chunked", chunk_column="k")
+    signals = derive_signals(export, ExportFacts(row_estimate=10, columns={
+        "k": ColumnFacts(min="1", max=huge)}))
+    assert signals.chunk_count is None and not signals.sparse_range_risk
+
+
+def test_values_beyond_64_bits_are_problems_not_overflows() -> None:
+    huge = 10**400
+    loaded = load_config_text("c.yaml", "source: {type: postgres, url: x}\nexports:\n"
+                              f"  - {{name: a, table: t, mode: chunked, chunk_column: k, "
+                              f"chunk_size: {huge}}}\n  - {{name: b, table: t}}\n", {})
+    (problem,) = loaded.problems
+    assert (problem.line, problem.field) == (3, "exports[0].chunk_size")
+    assert "less than or equal to 9223372036854775807" in problem.message
+    facts, problems = load_facts_text("f.yaml", "format: rivet-ci-facts/1\nexports:\n"
+                                      f"  a: {{row_estimate: {huge}, columns: {{k: "
+                                      "{min: '1', max: '2'}}}\n")
+    assert facts is not None
+    assert [(p.line, p.field) for p in problems] == [(3, "exports.a.row_estimate")]
+    plan_configs([PIPELINE], facts, FactsOrigin(kind="file"))
