@@ -41,6 +41,7 @@ from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK
 from rivet_ci.live_facts import with_state_history
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
+from rivet_ci.redaction import redactor_for
 from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_environment
 from rivet_ci.settings import ActionSettings, write_outputs
 
@@ -122,6 +123,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if settings.live and settings.facts_path is not None:
         raise UsageError("set either `facts` or `live: true`, not both")
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
+    # Configs are untrusted and filled from this environment: no secret leaves in any output.
+    redact = redactor_for(ctx.environ, [state_url])
 
     def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
         return collect_facts(
@@ -132,7 +135,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         enriched, notes = with_state_history(current, configs, state_url,
                                              root=settings.workspace, environ=ctx.environ)
         for note in notes:
-            ctx.stdout.write(f"::warning title=rivet-ci history::{note}\n")
+            ctx.stdout.write(f"::warning title=rivet-ci history::{redact(note)}\n")
         return enriched
 
     pr = plan_pull_request(repo, base=base, head=head, globs=settings.configs, facts=facts,
@@ -144,9 +147,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     # 1. The artifact first: it must survive anything that fails later.
     settings.output_path.parent.mkdir(parents=True, exist_ok=True)
-    settings.output_path.write_text(dump_json(pull_request_document(
+    settings.output_path.write_text(redact(dump_json(pull_request_document(
         pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)),
+        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))),
         encoding="utf-8")
 
     # 2. The comment (short enough for GitHub) and the full report (for the step summary).
@@ -160,9 +163,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             head_sha=pr.head_sha, facts=facts_text, run_url=settings.run_url, max_rows=rows,
             show_details=details)
 
-    body, _ = render_within_limit(view, env)
-    short, _ = render_within_limit(view, env, limit=16_000)
-    full, _ = render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)
+    body = redact(render_within_limit(view, env)[0])
+    short = redact(render_within_limit(view, env, limit=16_000)[0])
+    full = redact(render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)[0])
     settings.comment_path.write_text(body, encoding="utf-8")
     if settings.step_summary is not None:
         with settings.step_summary.open("a", encoding="utf-8") as handle:
@@ -170,7 +173,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     # 3. Annotations on the YAML lines of new blocking findings.
     for finding in gate.blocking[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(annotation(finding) + "\n")
+        ctx.stdout.write(redact(annotation(finding)) + "\n")
 
     # 4. Post (or not).
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,

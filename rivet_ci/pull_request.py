@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rivet_ci.adapters.git import ChangedFile, GitRepo
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.diff import PlanDiff, diff_plans
-from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 
@@ -66,16 +66,50 @@ def merge_facts(first: FactsFile, second: FactsFile) -> FactsFile:
                                     "exports": {**second.exports, **first.exports}})
 
 
+UNTRUSTED_SOURCE = ("a config file new in this pull request: live preflight connects only to "
+                    "sources already on the base branch; plan it from a facts file")
+
+
+def with_base_sources(
+    head: Sequence[LoadedConfig], base: Sequence[LoadedConfig],
+) -> tuple[list[LoadedConfig], list[LoadedConfig]]:
+    """Head configs with the `source:` of their base version, and the configs new in the PR.
+
+    A pull request must not choose where CI connects (nor send CI secrets there through
+    `${...}` placeholders), so live preflight uses the source the base branch trusts.
+    """
+    base_by_path = {c.path: c for c in base}
+    trusted, new = [], []
+    for config in head:
+        before = base_by_path.get(config.path)
+        if before is None:
+            new.append(config)
+        else:
+            trusted.append(config.model_copy(update={
+                "source": before.source,
+                "unresolved_source_variables": before.unresolved_source_variables}))
+    return trusted, new
+
+
 def collect_for_both_sides(
     collect: FactsCollector, base: Sequence[LoadedConfig], head: Sequence[LoadedConfig],
 ) -> FactsFile:
     """Live facts for the head configs, plus the exports only the base still has.
 
     One facts source for both sides: an export present on both sides is observed once (as the
-    head configures it), so its plan can only differ by what the PR changed in its config.
+    head configures it, on the source the base configures), so its plan can only differ by what
+    the PR changed in its config. Configs new in the PR get no live facts.
     """
-    facts = collect(head)
+    trusted, new = with_base_sources(head, base)
+    facts = collect(trusted)
+    if new:
+        sections = dict(facts.configs)
+        for config in new:
+            sections[config.path] = ConfigFacts(exports={
+                e.name: ExportFacts(preflight_error=UNTRUSTED_SOURCE) for e in config.exports})
+        facts = facts.model_copy(update={"configs": sections})
     in_head = {(c.path, e.name) for c in head for e in c.exports}
+    # (base configs are on the base branch: their sources are trusted as they are)
     base_only = [c.model_copy(update={"exports": kept}) for c in base
                  if (kept := tuple(e for e in c.exports if (c.path, e.name) not in in_head))]
     return merge_facts(facts, collect(base_only)) if base_only else facts

@@ -78,3 +78,90 @@ def test_state_url_folds_run_history_into_both_sides(
     assert change["score_delta"] == -12
     assert "recent_failure_history" in [r["kind"] for r in change["head"]["reasons"]]
     assert "recent_failure_history" in [r["kind"] for r in change["base"]["reasons"]]
+
+
+# -- a pull request must not choose where CI connects, nor print CI secrets ---------------------
+
+
+def test_live_preflight_ignores_a_source_the_pr_redirects(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    import socket
+    import threading
+
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen()
+    trap.settimeout(0.2)
+    hits: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = trap.accept()
+            except TimeoutError:
+                continue
+            hits.append(conn.recv(4096).decode("latin-1"))
+            conn.close()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    ws = live_workspace(tmp_path)
+    port = trap.getsockname()[1]
+    evil_source = {"type": "postgres",
+                   "url": f"postgresql://thief:${{SRC_PASSWORD}}@127.0.0.1:{port}/loot"}
+    exports = [export("orders", table="public.orders", mode="incremental",
+                      cursor_column="updated_at", source_group="replica_a"),
+               export("customers", table="public.customers", source_group="replica_a")]
+    head = ws.repo.commit("point the source elsewhere", {
+        "rivet/orders.yaml": yaml_config(evil_source, exports),
+        "rivet/new.yaml": yaml_config(evil_source, [export("fresh", table="public.customers")]),
+    })
+    gh.add_pull(REPO, PR, head_sha=head)
+    try:
+        result, _ = run_action(gh, ws, head, facts="", live="true",
+                               env={"SRC_URL": pg_db, "SRC_PASSWORD": "pr-must-not-see-this"})
+    finally:
+        stop.set()
+        watcher.join()
+        trap.close()
+    assert result.code == 0, result.stderr + result.stdout
+    assert hits == []  # never connected where the PR pointed
+    plan = json.loads((ws.path / "plan.json").read_text())
+    exports_by_name = {e["export_name"]: e for c in plan["configs"] for e in c["exports"]}
+    # Existing configs were observed on the base branch's (trusted) source...
+    assert exports_by_name["orders"]["diagnostics"]["verdict"] != "unknown (preflight failed)"
+    # ...and a config new in the PR gets no live facts at all.
+    assert "new in this pull request" in exports_by_name["fresh"]["diagnostics"]["preflight_error"]
+
+
+def test_secrets_filled_into_planning_fields_never_reach_any_output(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    ws = live_workspace(tmp_path)
+    secret_url = "postgresql://admin:Sup3rS3cretPw@replica.internal/orders"
+    head = ws.repo.commit("exfiltrate", {
+        "facts.yaml": json.dumps({"format": "rivet-ci-facts/1"}),
+        "rivet/orders.yaml": config(
+            export("orders", table="public.orders", source_group="${ORDERS_REPLICA_URL}"),
+            export("customers", table="public.customers",
+                   source_group="${DEPLOY_API_TOKEN}"),
+            export("users", table="public.users", source_group="${DEPLOY_API_TOKEN}"),
+            url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, outputs = run_action(gh, ws, head, facts="facts.yaml", env={
+        "ORDERS_REPLICA_URL": secret_url, "DEPLOY_API_TOKEN": "tok_9f8e7d6c5b4a"})
+    assert result.code == 0, result.stderr + result.stdout
+    written = [(ws.path / "plan.json").read_text(), result.stdout, result.stderr,
+               (ws.path / "rivet-ci-comment-default.md").read_text(),
+               (ws.runner_temp / "summary.md").read_text(), outputs.read_text(),
+               *(c["body"] for c in gh.comments(REPO, PR))]
+    assert any("***" in text for text in written)  # the groups were masked, not dropped
+    for text in written:
+        assert "Sup3rS3cretPw" not in text
+        assert "tok_9f8e7d6c5b4a" not in text
+
+
+def yaml_config(source: dict[str, object], exports: list[dict[str, object]]) -> str:
+    import yaml
+
+    return yaml.safe_dump({"source": source, "exports": exports}, sort_keys=False)

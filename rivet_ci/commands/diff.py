@@ -17,6 +17,7 @@ from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK
 from rivet_ci.pull_request import plan_pull_request
+from rivet_ci.redaction import redactor_for
 from rivet_ci.render import render_within_limit, template_environment
 from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
 
@@ -55,10 +56,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                            origin=origin, environ=ctx.environ, facts_problems=facts_problems)
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
+    redact = redactor_for(ctx.environ)
     if args.format == "json" or args.output:
-        text = dump_json(pull_request_document(
+        text = redact(dump_json(pull_request_document(
             pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-            changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))
+            changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)))
         if args.output:
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.write_text(text, encoding="utf-8")
@@ -73,5 +75,5 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 head_sha=pr.head_sha, facts=facts_text, run_url=None, max_rows=rows,
                 show_details=details),
             template_environment(args.template_dir))
-        ctx.stdout.write(body)
+        ctx.stdout.write(redact(body))
     return OK if gate.passed else GATE_FAILED
