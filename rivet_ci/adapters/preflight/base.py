@@ -10,9 +10,11 @@ probe is cheap enough to run; sessions only run what they are asked, safely.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 
@@ -173,5 +175,72 @@ class ProbeTimeoutError(Exception):
         self.seconds = seconds
 
 
+T = TypeVar("T")
+TXN_MAX_SECONDS = 1.0
+TXN_MAX_PROBES = 50
+
+
+class RecyclingSession:
+    """Probes on one connection, in read-only transactions kept short.
+
+    A transaction is reused for up to `TXN_MAX_SECONDS` or `TXN_MAX_PROBES` probes (fewer
+    statements than one transaction per probe), then committed so no lock or snapshot is held on
+    the replica for long. A failed probe rolls its transaction back so the next starts clean.
+    Dialects supply `_begin` (start a read-only transaction) and `_is_timeout`.
+    """
+
+    _conn: sa.Connection
+    _options: PreflightOptions
+    _txn_started: float = 0.0
+    _txn_probes: int = 0
+
+    def _begin(self) -> None:
+        """Start a read-only transaction (the dialect's statements); the default does nothing."""
+
+    def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
+        raise NotImplementedError
+
+    def _start_transaction(self) -> None:
+        self._begin()
+        self._txn_started = time.monotonic()
+        self._txn_probes = 0
+
+    def _run(self, probe: Callable[[sa.Connection], T]) -> T:
+        if self._conn.in_transaction() and (
+                self._txn_probes >= TXN_MAX_PROBES
+                or time.monotonic() - self._txn_started > TXN_MAX_SECONDS):
+            self._conn.commit()
+        if not self._conn.in_transaction():
+            self._start_transaction()
+        self._txn_probes += 1
+        try:
+            return probe(self._conn)
+        except sa.exc.DBAPIError as exc:
+            # The transaction is aborted either way; end it so the next probe starts clean.
+            with contextlib.suppress(sa.exc.DBAPIError):
+                self._conn.rollback()
+            if self._is_timeout(exc):
+                raise ProbeTimeoutError(self._options.statement_timeout_s) from exc
+            raise
+
+
 def is_connection_lost(exc: BaseException) -> bool:
     return isinstance(exc, sa.exc.DBAPIError) and bool(exc.connection_invalidated)
+
+
+def min_max_probe(
+    conn: sa.Connection, target: Target, column: str,
+) -> Callable[[sa.Connection], Sequence[Any]]:
+    """The probe reading min and max of `column` over the export's relation.
+
+    A `table:` export is queried through SQLAlchemy Core (identifiers quoted by SQLAlchemy); a
+    vetted `query:` is wrapped as a subquery, as rivet wraps non-trivial queries.
+    """
+    if isinstance(target, TableTarget):
+        col: sa.ColumnClause[Any] = sa.column(column)
+        stmt = table_select(target.rel, sa.func.min(col), sa.func.max(col))
+        return lambda c: c.execute(stmt).one()
+    q = quoted(conn, column)
+    sql = f"SELECT min(rivet_q.{q}), max(rivet_q.{q}) FROM ({target.query.text}) AS rivet_q"
+    return lambda c: c.exec_driver_sql(sql, execution_options=RAW).one()
+

@@ -16,11 +16,10 @@ of a plain EXPLAIN (`rows` arrives as a string) is used. There is no row width h
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -32,22 +31,19 @@ from rivet_ci.adapters.preflight.base import (
     FullScan,
     PlanFacts,
     PreflightOptions,
-    ProbeTimeoutError,
     QueryTarget,
+    RecyclingSession,
     Rel,
     RelationInfo,
     TableTarget,
     Target,
-    quoted,
+    min_max_probe,
     render,
     select_all_sql,
-    table_select,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
 T = TypeVar("T")
-_TXN_MAX_SECONDS = 1.0
-_TXN_MAX_PROBES = 50
 # MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted".
 _TIMEOUT_CODES = frozenset({1969, 3024, 1317})
 _FULL_ACCESS = frozenset({"ALL", "index"})
@@ -84,14 +80,16 @@ def open_session(engine: sa.Engine, options: PreflightOptions) -> MySQLSession:
     return MySQLSession(engine, options)
 
 
-class MySQLSession:
-    """A read-only MySQL/MariaDB session (see the module docstring)."""
+class MySQLSession(RecyclingSession):
+    """A read-only MySQL/MariaDB session (see the module docstring).
+
+    READ ONLY is a session characteristic here, so every implicit transaction is read-only and
+    `_begin` has nothing to send.
+    """
 
     def __init__(self, engine: sa.Engine, options: PreflightOptions) -> None:
         self._options = options
         self._conn = engine.connect()
-        self._txn_started = 0.0
-        self._txn_probes = 0
         try:
             self._setup()
         except BaseException:
@@ -116,24 +114,9 @@ class MySQLSession:
         self._database: str | None = row[1]
         self._txn_started = time.monotonic()
 
-    def _run(self, probe: Callable[[sa.Connection], T]) -> T:
-        if self._conn.in_transaction() and (
-                self._txn_probes >= _TXN_MAX_PROBES
-                or time.monotonic() - self._txn_started > _TXN_MAX_SECONDS):
-            self._conn.commit()
-        if not self._conn.in_transaction():
-            self._txn_started = time.monotonic()
-            self._txn_probes = 0
-        self._txn_probes += 1
-        try:
-            return probe(self._conn)
-        except sa.exc.DBAPIError as exc:
-            with contextlib.suppress(sa.exc.DBAPIError):
-                self._conn.rollback()
-            code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
-            if code in _TIMEOUT_CODES:
-                raise ProbeTimeoutError(self._options.statement_timeout_s) from exc
-            raise
+    def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
+        code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
+        return code in _TIMEOUT_CODES
 
     def _select_sql(self, target: Target) -> str:
         if isinstance(target, QueryTarget):
@@ -201,16 +184,7 @@ class MySQLSession:
         return out
 
     def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row: Sequence[Any]
-        if isinstance(target, TableTarget):
-            col: sa.ColumnClause[Any] = sa.column(column)
-            stmt = table_select(target.rel, sa.func.min(col), sa.func.max(col))
-            row = self._run(lambda c: c.execute(stmt).one())
-        else:
-            q = quoted(self._conn, column)
-            sql = (f"SELECT MIN(rivet_q.{q}), MAX(rivet_q.{q}) "
-                   f"FROM ({target.query.text}) AS rivet_q")
-            row = self._run(lambda c: c.exec_driver_sql(sql, execution_options=RAW).one())
+        row = self._run(min_max_probe(self._conn, target, column))
         return render(row[0]), render(row[1])
 
     def close(self) -> None:

@@ -14,11 +14,9 @@ lane in one catalog query; so an export costs its EXPLAIN, plus a min/max when t
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -31,22 +29,18 @@ from rivet_ci.adapters.preflight.base import (
     FullScan,
     PlanFacts,
     PreflightOptions,
-    ProbeTimeoutError,
     QueryTarget,
+    RecyclingSession,
     Rel,
     RelationInfo,
-    TableTarget,
     Target,
-    quoted,
+    min_max_probe,
     render,
     select_all_sql,
-    table_select,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
 T = TypeVar("T")
-_TXN_MAX_SECONDS = 1.0
-_TXN_MAX_PROBES = 50
 _INDEX_NODES = frozenset({"Index Scan", "Index Only Scan", "Bitmap Index Scan"})
 _FUNCTION_NODES = frozenset({"Function Scan", "Table Function Scan"})
 
@@ -100,17 +94,15 @@ def open_session(engine: sa.Engine, options: PreflightOptions) -> PostgresSessio
     return PostgresSession(engine, options)
 
 
-class PostgresSession:
+class PostgresSession(RecyclingSession):
     """A read-only PostgreSQL session (see the module docstring)."""
 
     def __init__(self, engine: sa.Engine, options: PreflightOptions) -> None:
         self._options = options
         self._conn = engine.connect()
-        self._txn_started = 0.0
-        self._txn_probes = 0
         self.max_connections: int | None = None
         try:
-            self._begin()
+            self._start_transaction()
         except BaseException:
             self._conn.close()
             raise
@@ -123,26 +115,10 @@ class PostgresSession:
             "timeout": f"{timeout_ms}ms", "idle": f"{timeout_ms * 2 + 5000}ms",
         }).one()
         self.max_connections = int(row[2])
-        self._txn_started = time.monotonic()
-        self._txn_probes = 0
 
-    def _run(self, probe: Callable[[sa.Connection], T]) -> T:
-        if self._conn.in_transaction() and (
-                self._txn_probes >= _TXN_MAX_PROBES
-                or time.monotonic() - self._txn_started > _TXN_MAX_SECONDS):
-            self._conn.commit()
-        if not self._conn.in_transaction():
-            self._begin()
-        self._txn_probes += 1
-        try:
-            return probe(self._conn)
-        except sa.exc.DBAPIError as exc:
-            # The transaction is aborted either way; end it so the next probe starts clean.
-            with contextlib.suppress(sa.exc.DBAPIError):
-                self._conn.rollback()
-            if isinstance(exc.orig, psycopg.errors.QueryCanceled):
-                raise ProbeTimeoutError(self._options.statement_timeout_s) from exc
-            raise
+    def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
+        return isinstance(exc.orig, psycopg.errors.QueryCanceled)
+
 
     def _select_sql(self, target: Target) -> str:
         if isinstance(target, QueryTarget):
@@ -173,16 +149,7 @@ class PostgresSession:
         return out
 
     def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row: Sequence[Any]
-        if isinstance(target, TableTarget):
-            col: sa.ColumnClause[Any] = sa.column(column)
-            stmt = table_select(target.rel, sa.func.min(col), sa.func.max(col))
-            row = self._run(lambda c: c.execute(stmt).one())
-        else:
-            q = quoted(self._conn, column)
-            sql = (f"SELECT min(rivet_q.{q}), max(rivet_q.{q}) "
-                   f"FROM ({target.query.text}) AS rivet_q")
-            row = self._run(lambda c: c.exec_driver_sql(sql, execution_options=RAW).one())
+        row = self._run(min_max_probe(self._conn, target, column))
         return render(row[0]), render(row[1])
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 from urllib.parse import quote
 
 import sqlalchemy as sa
@@ -34,6 +34,7 @@ from rivet_ci.adapters.preflight.base import (
     RelationInfo,
     TableTarget,
     Target,
+    min_max_probe,
     quoted,
     render,
     select_all_sql,
@@ -210,16 +211,7 @@ class SQLiteSession:
         return None
 
     def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row: Sequence[Any]
-        if isinstance(target, TableTarget):
-            col: sa.ColumnClause[Any] = sa.column(column)
-            stmt = table_select(target.rel, sa.func.min(col), sa.func.max(col))
-            row = self._run(lambda c: c.execute(stmt).one())
-        else:
-            q = quoted(self._conn, column)
-            sql = (f"SELECT min(rivet_q.{q}), max(rivet_q.{q}) "
-                   f"FROM ({target.query.text}) AS rivet_q")
-            row = self._run(lambda c: c.exec_driver_sql(sql, execution_options=RAW).one())
+        row = self._run(min_max_probe(self._conn, target, column))
         return render(row[0]), render(row[1])
 
     def close(self) -> None:
