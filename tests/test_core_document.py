@@ -31,12 +31,12 @@ def recommendation(name: str, score: int, **extra: Any) -> dict[str, Any]:
                                                            "(~500000)."}], **extra}
 
 
-CAMPAIGN = {"ordered_exports": ["orders", "events"],
+CAMPAIGN: dict[str, Any] = {"ordered_exports": ["orders", "events"],
             "waves": [{"wave": 2, "exports": ["orders"]}, {"wave": 4, "exports": ["events"]}],
             "source_group_warnings": []}
 
 # rivet 0.24's artifact for one export: integrity, strategy_rationale and an embedded campaign.
-RIVET_OBJECT = {
+RIVET_OBJECT: dict[str, Any] = {
     "export_name": "orders",
     "strategy": "incremental",
     "strategy_rationale": "cursor_column set, mode incremental",
@@ -47,7 +47,7 @@ RIVET_OBJECT = {
                                                                source_group="replica_a"),
                        "campaign": CAMPAIGN},
 }
-RIVET_EVENTS = {
+RIVET_EVENTS: dict[str, Any] = {
     "export_name": "events",
     "strategy": {"kind": "chunked", "chunk_size": 100000},  # some rivet versions nest it
     "computed": {"row_estimate": 48000000, "chunk_count": 480},
@@ -57,7 +57,7 @@ RIVET_EVENTS = {
         "recommended_wave": 4}},
 }
 # An older artifact: no integrity, no campaign, no strategy_rationale, no isolate_on_source.
-OLD_OBJECT = {
+OLD_OBJECT: dict[str, Any] = {
     "export_name": "customers",
     "strategy": "snapshot",
     "diagnostics": {"verdict": "ACCEPTABLE", "warnings": []},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,32 +181,31 @@ export_st = st.fixed_dictionaries({
 })
 
 
-def config_and_facts(exports: list[dict[str, object]]) -> tuple[str, dict[str, object]]:
+def config_and_facts(exports: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     lines = ["source: {type: postgres, url_env: X}", "exports:"]
-    entries: dict[str, object] = {}
+    entries: dict[str, Any] = {}
     for i, e in enumerate(exports):
         name = f"export_{i}"
         lines += [f"  - name: {name}", f"    table: public.t{i}", f"    mode: {e['mode']}"]
         lines += {"incremental": ["    cursor_column: k"],
                   "chunked": ["    chunk_column: k", "    chunk_size: 50000"],
                   "time_window": ["    time_column: k", "    days_window: 5"]}.get(
-                      str(e["mode"]), [])
+                      e["mode"], [])
         if e["group"]:
             lines.append(f"    source_group: {e['group']}")
         if e["reconcile"]:
             lines.append("    reconcile_required: true")
         if e["has_entry"]:
-            low = int(str(e["low"]))
             entries[name] = {
                 "row_estimate": e["rows"], "avg_row_bytes": 200,
-                "columns": {"k": {"indexed": e["indexed"], "min": str(low),
-                                  "max": str(low + int(str(e["width"])))}},
-                "history": [{"status": "failed", "retries": 1}] * int(str(e["failed_runs"])),
+                "columns": {"k": {"indexed": e["indexed"], "min": str(e["low"]),
+                                  "max": str(e["low"] + e["width"])}},
+                "history": [{"status": "failed", "retries": 1}] * e["failed_runs"],
             }
     return "\n".join(lines) + "\n", entries
 
 
-def document_text(config_text: str, entries: dict[str, object]) -> str:
+def document_text(config_text: str, entries: dict[str, Any]) -> str:
     loaded = load_config_text("pipelines/p.yaml", config_text, {})
     assert not loaded.problems
     facts = FactsFile.model_validate({"format": "rivet-ci-facts/1", "exports": entries})
@@ -216,7 +216,7 @@ def document_text(config_text: str, entries: dict[str, object]) -> str:
 @QUICK
 @given(st.lists(export_st, min_size=1, max_size=8), st.randoms(use_true_random=False))
 def test_same_input_same_bytes_whatever_the_facts_order(
-        exports: list[dict[str, object]], rnd: random.Random) -> None:
+        exports: list[dict[str, Any]], rnd: random.Random) -> None:
     config_text, entries = config_and_facts(exports)
     first = document_text(config_text, entries)
     assert document_text(config_text, entries) == first
