@@ -19,6 +19,7 @@ from rivet_ci.commands import diff, facts, plan, post
 from rivet_ci.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import ISSUES_URL, UNEXPECTED, USAGE_ERROR
+from rivet_ci.runtime import tune_gc
 
 COMMANDS: dict[str, ModuleType] = {
     "plan": plan,
@@ -64,6 +65,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tune_gc()
     ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=dict(os.environ), cwd=Path.cwd())
     return run(sys.argv[1:] if argv is None else argv, ctx)
 
