@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci.core.campaign import build_campaign
 from rivet_ci.core.config import Strategy
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.facts import ExportFacts, FactsFile
 from rivet_ci.core.history import HistorySummary, summarize_history
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
@@ -87,39 +87,42 @@ class Plan(BaseModel):
 
 def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     """Plan every valid export of one config file against the facts."""
-    planned: list[tuple[PlannedExport, Signals]] = []
+    derived: list[tuple[Signals, HistorySummary | None, ExportFacts | None]] = []
     recommendations: list[ExportRecommendation] = []
     for export in loaded.exports:
         entry = facts.for_export(loaded.path, export.name) if facts is not None else None
         signals = derive_signals(export, entry)
         history = summarize_history(entry.history) if entry and entry.history else None
-        rec = recommend_export(export.name, signals, history, export.source_group)
-        recommendations.append(rec)
-        preflight_error = None
-        if entry is None:
-            preflight_error = "no facts for this export" if facts is not None else None
-        else:
-            preflight_error = entry.preflight_error
-        planned.append((PlannedExport(
+        recommendations.append(recommend_export(export.name, signals, history,
+                                                export.source_group))
+        derived.append((signals, history, entry))
+    campaign: Campaign | None = None
+    if recommendations:
+        # The campaign may flag isolation, so exports are built from its recommendations.
+        recommendations, campaign = build_campaign(recommendations)
+    exports = tuple(
+        PlannedExport(
             config_path=loaded.path, line=loaded.export_lines.get(export.name),
             export_name=export.name, mode=export.mode, strategy=export.strategy,
             signals=signals, history=history, recommendation=rec,
-            preflight_error=preflight_error, notes=tuple(entry.notes) if entry else (),
-        ), signals))
-    campaign: Campaign | None = None
-    exports: tuple[PlannedExport, ...] = ()
-    if recommendations:
-        final, campaign = build_campaign(recommendations)
-        exports = tuple(
-            p if p.recommendation is rec else p.model_copy(update={"recommendation": rec})
-            for (p, _), rec in zip(planned, final, strict=True)
+            preflight_error=_preflight_error(entry, facts),
+            notes=tuple(entry.notes) if entry else (),
         )
+        for export, (signals, history, entry), rec
+        in zip(loaded.exports, derived, recommendations, strict=True)
+    )
     return ConfigPlan(
         path=loaded.path,
         source_type=loaded.source.type if loaded.source else None,
         source_environment=loaded.source.environment if loaded.source else None,
         exports=exports, campaign=campaign, problems=loaded.problems,
     )
+
+
+def _preflight_error(entry: ExportFacts | None, facts: FactsFile | None) -> str | None:
+    if entry is not None:
+        return entry.preflight_error
+    return "no facts for this export" if facts is not None else None
 
 
 def plan_configs(
