@@ -21,6 +21,10 @@ from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# An unset placeholder is replaced by this marker before parsing: a bare `${X}` would break flow
+# style (`source: {url: ${X}}`), the marker is a plain scalar anywhere. Found again after parsing.
+_UNSET_MARK = "rivet-ci-unset.{name}."
+_UNSET = re.compile(r"rivet-ci-unset\.([A-Za-z_][A-Za-z0-9_]*)\.")
 TOP_LEVEL_KEYS = ("source", "exports")
 
 
@@ -42,14 +46,14 @@ class LoadedConfig(BaseModel):
 
 
 def substitute_placeholders(text: str, environ: Mapping[str, str]) -> tuple[str, set[str]]:
-    """Replace `${NAME}` with the variable's value; unset ones stay as written and are returned."""
+    """Replace `${NAME}` with the variable's value; unset ones become a marker and are returned."""
     unset: set[str] = set()
 
     def replace(match: re.Match[str]) -> str:
         value = environ.get(match.group(1))
         if value is None:
             unset.add(match.group(1))
-            return match.group(0)
+            return _UNSET_MARK.format(name=match.group(1))
         return value
 
     if "${" not in text:
@@ -59,7 +63,7 @@ def substitute_placeholders(text: str, environ: Mapping[str, str]) -> tuple[str,
 
 def load_config_text(path: str, text: str, environ: Mapping[str, str]) -> LoadedConfig:
     """Parse, substitute, and validate one rivet config file's text."""
-    text, unset = substitute_placeholders(text, environ)
+    text, _ = substitute_placeholders(text, environ)
     problems: list[Problem] = []
 
     def empty() -> LoadedConfig:
@@ -74,7 +78,7 @@ def load_config_text(path: str, text: str, environ: Mapping[str, str]) -> Loaded
     data = parsed.data
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
-        problems.append(Problem(file=path, line=parsed.line_of(()),
+        problems.append(Problem(file=path, line=parsed.line_of(()) or 1,
                                 message=f"a rivet config must be a mapping with `source` and "
                                         f"`exports`, this document is {kind}"))
         return empty()
@@ -89,29 +93,42 @@ def load_config_text(path: str, text: str, environ: Mapping[str, str]) -> Loaded
         if key not in TOP_LEVEL_KEYS:
             report((str(key),), _unknown_key_message(str(key), TOP_LEVEL_KEYS))
 
-    source = _load_source(data, parsed, report)
-    unresolved_source = sorted(
-        name for name in unset if source is not None and _mentions(data.get("source"), name)
-    )
-    exports, lines = _load_exports(data, parsed, unset, report)
+    source, unresolved_source = _load_source(data, parsed, report)
+    exports, lines = _load_exports(data, parsed, report)
     return LoadedConfig(path=path, source=source, exports=tuple(exports), export_lines=lines,
                         problems=tuple(problems),
                         unresolved_source_variables=tuple(unresolved_source))
 
 
-def _load_source(data: dict[str, Any], parsed: ParsedYaml, report: Any) -> SourceConfig | None:
+def _load_source(
+    data: dict[str, Any], parsed: ParsedYaml, report: Any
+) -> tuple[SourceConfig | None, list[str]]:
+    """The source, and the unset variables it names (they matter only when connecting)."""
     if "source" not in data:
         report(("source",), "missing required key `source`", parsed.line_of(()))
-        return None
+        return None, []
+    raw = data["source"]
+    unset = sorted({m.group(1) for v in (raw.values() if isinstance(raw, dict) else ())
+                    if isinstance(v, str) for m in _UNSET.finditer(v)})
     try:
-        return SourceConfig.model_validate(data["source"])
+        return _as_written(SourceConfig.model_validate(raw)), unset
     except ValidationError as exc:
-        _report_validation(exc, ("source",), report, data["source"])
-        return None
+        # A connection field that is wrong only because its variable is unset (`port: ${PORT}`)
+        # must not stop planning from facts: drop it and try again.
+        unset_fields = {err["loc"][0] for err in exc.errors() if err["loc"]
+                        and isinstance(err.get("input"), str) and _UNSET.search(err["input"])}
+        if unset_fields and "type" not in unset_fields and isinstance(raw, dict):
+            try:
+                kept = {k: v for k, v in raw.items() if k not in unset_fields}
+                return _as_written(SourceConfig.model_validate(kept)), unset
+            except ValidationError:
+                pass
+        _report_validation(exc, ("source",), report)
+        return None, unset
 
 
 def _load_exports(
-    data: dict[str, Any], parsed: ParsedYaml, unset: set[str], report: Any
+    data: dict[str, Any], parsed: ParsedYaml, report: Any
 ) -> tuple[list[ExportConfig], dict[str, int]]:
     exports: list[ExportConfig] = []
     lines: dict[str, int] = {}
@@ -134,12 +151,12 @@ def _load_exports(
         try:
             export = ExportConfig.model_validate(item)
         except ValidationError as exc:
-            _report_validation(exc, loc, report, item)
+            _report_validation(exc, loc, report)
             continue
         rule_problems = export_rule_problems(export)
         for field, message in rule_problems:
             report((*loc, field), message)
-        unresolved = _unresolved_fields(item, unset)
+        unresolved = _unresolved_fields(item)
         for field, name in unresolved:
             report((*loc, field), f"environment variable {name} is not set")
         if export.name in first_seen:
@@ -154,7 +171,7 @@ def _load_exports(
     return exports, lines
 
 
-def _report_validation(exc: ValidationError, prefix: Loc, report: Any, raw: Any) -> None:
+def _report_validation(exc: ValidationError, prefix: Loc, report: Any) -> None:
     model_fields: tuple[str, ...] = ()
     if prefix and prefix[0] == "source":
         model_fields = tuple(SourceConfig.model_fields)
@@ -167,8 +184,8 @@ def _report_validation(exc: ValidationError, prefix: Loc, report: Any, raw: Any)
             message = _unknown_key_message(str(err["loc"][-1]), model_fields)
         elif err["type"] == "missing":
             message = "missing required key"
-        elif isinstance(value, str) and _PLACEHOLDER.search(value):
-            message = f"environment variable {_PLACEHOLDER.search(value).group(1)} is not set"  # type: ignore[union-attr]
+        elif isinstance(value, str) and (unset := _UNSET.search(value)):
+            message = f"environment variable {unset.group(1)} is not set"
         else:
             message = err["msg"]
             if err["type"] == "value_error":
@@ -176,7 +193,6 @@ def _report_validation(exc: ValidationError, prefix: Loc, report: Any, raw: Any)
             if value is not None and not isinstance(value, dict | list) and err["loc"]:
                 message += f" (got {value!r})"
         report(loc, message)
-    _ = raw
 
 
 def _unknown_key_message(key: str, known: tuple[str, ...]) -> str:
@@ -185,19 +201,18 @@ def _unknown_key_message(key: str, known: tuple[str, ...]) -> str:
     return f"unknown key `{key}`{hint}"
 
 
-def _mentions(raw: Any, name: str) -> bool:
-    return isinstance(raw, dict) and any(
-        isinstance(v, str) and "${" + name + "}" in v for v in raw.values()
-    )
+def _as_written(source: SourceConfig) -> SourceConfig:
+    """Unset placeholders back as the user wrote them (`${NAME}`), for live preflight to report."""
+    restored = {k: _UNSET.sub(lambda m: "${" + m.group(1) + "}", v)
+                for k, v in source.model_dump().items()
+                if isinstance(v, str) and _UNSET.search(v)}
+    return source.model_copy(update=restored) if restored else source
 
 
-def _unresolved_fields(item: dict[str, Any], unset: set[str]) -> list[tuple[str, str]]:
-    if not unset:
-        return []
+def _unresolved_fields(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, variable) for every export field that names an unset variable."""
     out = []
     for key, value in item.items():
-        if isinstance(value, str):
-            match = _PLACEHOLDER.search(value)
-            if match and match.group(1) in unset:
-                out.append((str(key), match.group(1)))
+        if isinstance(value, str) and (match := _UNSET.search(value)):
+            out.append((str(key), match.group(1)))
     return out

@@ -7,6 +7,7 @@ and YAML are both accepted.
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ from rivet_ci.core.facts import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFil
 from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
+FACTS_KEYS = tuple(FactsFile.model_fields)
 INVALID_ENTRY = "the facts file entry for this export is invalid (see the problems)"
 
 
@@ -77,7 +79,11 @@ def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Proble
         return FactsFile.model_validate(clean), problems
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
-            report(tuple(err["loc"]), err["msg"])
+            message = err["msg"]
+            if err["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(str(err["loc"][-1]), FACTS_KEYS, n=1)
+                message = "unknown key" + (f" (did you mean `{close[0]}`?)" if close else "")
+            report(tuple(err["loc"]), message)
         return None, problems
 
 
