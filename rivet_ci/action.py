@@ -153,7 +153,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         encoding="utf-8")
 
     # 2. The comment (short enough for GitHub) and the full report (for the step summary).
-    env = template_environment()
+    env = template_environment(settings.template_path)
     marker = make_marker(settings.gate_id, pr.head_sha, timestamp)
     facts_text = facts_description(origin, ctx.now())
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from rivet_ci import __version__, action
-from rivet_ci.commands import diff, facts, plan, post
+from rivet_ci.commands import diff, facts, plan, post, show
 from rivet_ci.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import ISSUES_URL, UNEXPECTED, USAGE_ERROR
@@ -25,6 +25,7 @@ COMMANDS: dict[str, ModuleType] = {
     "plan": plan,
     "facts": facts,
     "diff": diff,
+    "show": show,
     "action": action,
     "post": post,
 }

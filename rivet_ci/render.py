@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView
 from rivet_ci.errors import UsageError
@@ -85,7 +86,10 @@ def template_environment(user_dir: Path | None = None) -> jinja2.Environment:
             raise UsageError(f"template directory {user_dir} does not exist")
         loaders.append(jinja2.FileSystemLoader(user_dir))
     loaders += [jinja2.PrefixLoader({"base": builtin}), builtin]
-    env = jinja2.Environment(
+    # A user template may come from the pull request's own checkout: render it sandboxed, so a
+    # template can lay out the view model but never reach Python internals.
+    kind = jinja2.sandbox.SandboxedEnvironment if user_dir is not None else jinja2.Environment
+    env = kind(
         loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
         autoescape=False, keep_trailing_newline=True,
     )

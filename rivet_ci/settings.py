@@ -61,6 +61,7 @@ _INPUTS: dict[str, str] = {
     "fail_on": "fail-on",
     "output": "output",
     "base_ref": "base-ref",
+    "template_dir": "template-dir",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -120,6 +121,7 @@ class ActionSettings(BaseModel):
     fail_on: tuple[str, ...] = ("config-error",)
     output: Path = Path("plan.json")
     base_ref: str | None = None
+    template_dir: Path | None = None
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str
@@ -199,6 +201,11 @@ class ActionSettings(BaseModel):
     def output_path(self) -> Path:
         """Where to write the plan: ``output`` relative to the workspace (or absolute)."""
         return self.workspace / self.output
+
+    @property
+    def template_path(self) -> Path | None:
+        """The comment template folder, relative to the workspace; None for the built-in."""
+        return None if self.template_dir is None else self.workspace / self.template_dir
 
     @property
     def facts_path(self) -> Path | None:

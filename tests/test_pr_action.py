@@ -381,3 +381,16 @@ def test_settings_problems_are_usage_errors(gh: FakeGitHub, ws: Workspace) -> No
     assert result.code == 2
     assert "unknown fail-on value(s): new-isolations" in result.stderr
     assert gh.requests == [] and not (ws.path / "plan.json").exists()
+
+
+def test_the_template_dir_input_replaces_the_comment_template(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head = ws.repo.commit("team template", {
+        ".github/rivet-ci/comment.md.j2":
+            '{% extends "base/comment.md.j2" %}{% block footer %}\n\n_Ask #data-platform._'
+            "{% endblock %}"})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, template_dir=".github/rivet-ci")
+    assert result.code == 0, result.stderr
+    (comment,) = gh.comments(REPO, PR)
+    assert comment["body"].rstrip().endswith("_Ask #data-platform._")

@@ -237,6 +237,20 @@ def test_a_broken_user_template_is_reported(example_repo: Repo, tmp_path: Path) 
     assert missing.code == 2 and "does not exist" in missing.stderr
 
 
+def test_a_user_template_is_sandboxed(example_repo: Repo, tmp_path: Path) -> None:
+    example_repo.commit("nothing")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    # The classic template-injection route to Python internals.
+    (templates / "comment.md.j2").write_text(
+        "{{ view.__class__.__mro__[1].__subclasses__() }}", encoding="utf-8")
+    result = diff(example_repo, "--template-dir", str(templates))
+    assert result.code == 2
+    assert "cannot render the comment template" in result.stderr
+    assert "unsafe" in result.stderr
+    assert "__subclasses__" not in result.stdout
+
+
 # -- untrusted text -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,46 @@
+"""`rivet-ci show`: print a plan document — ours, or rivet's own `rivet plan --format json`.
+
+Teams that already run rivet can hand rivet-ci their artifacts: a single export object, an array
+of them, or an old artifact without `integrity` / `campaign` / `strategy_rationale`. `--format
+json` converts any of them to a `rivet-ci-plan/1` document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rivet_ci import __version__
+from rivet_ci.context import Context
+from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
+from rivet_ci.core.pretty import render_pretty
+from rivet_ci.errors import UsageError
+from rivet_ci.exit_codes import OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("show", help="print a plan JSON (rivet-ci's or rivet's own)",
+                       description="Read a rivet-ci plan document or a rivet plan artifact and "
+                                   "print it as Priority / Campaign blocks or as rivet-ci-plan/1.")
+    p.add_argument("plan", type=Path, metavar="PLAN_JSON")
+    p.add_argument("--format", choices=("pretty", "json"), default="pretty")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    path: Path = args.plan if args.plan.is_absolute() else ctx.cwd / args.plan
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        plan = read_plan(data, path=args.plan.as_posix())
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.plan}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{args.plan}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except PlanReadError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        ctx.stdout.write(dump_json(plan_document(plan, generated_at=ctx.timestamp(),
+                                                 version=__version__)))
+    else:
+        ctx.stdout.write(render_pretty(plan))
+    return OK
