@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gc
 
-# rivet-ci builds large, acyclic object graphs (parsed YAML, frozen models) and exits; with the
-# default threshold (700) the cyclic collector rescans that growing heap thousands of times and
-# dominates the run (measured: 3.5 s vs 1.1 s to parse 10,000 exports). Collect rarely instead,
-# as mypy does; cycles are still collected.
-GC_THRESHOLDS = (100_000, 50, 50)
-
 
 def tune_gc() -> None:
-    gc.set_threshold(*GC_THRESHOLDS)
+    """Turn the cyclic garbage collector off for the run.
+
+    rivet-ci builds large, acyclic object graphs (parsed YAML, frozen models), writes its outputs
+    and exits. The cyclic collector frees almost nothing here but keeps rescanning the growing
+    heap: measured on 10,000 exports, load + plan + JSON took 1.02-1.12 s with raised thresholds
+    and 0.83 s with the collector off; peak memory was 330 MB either way, and only ~500
+    unreachable cyclic objects were left at the end. Reference counting still frees everything
+    else, and every connection and file is closed explicitly, never by a finalizer.
+    """
+    gc.disable()
