@@ -27,6 +27,7 @@ import yaml
 
 from rivet_ci.cli import run
 from rivet_ci.context import Context
+from rivet_ci.runtime import tune_gc
 
 GROUPS = 10
 
@@ -129,6 +130,7 @@ def main() -> None:
     parser.add_argument("--changed", type=int, nargs="+", default=[1, 5, 20, 50, 100])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    tune_gc()  # as `rivet-ci` does at start-up (rivet_ci.cli.main)
     variants = [min(c, args.files) for c in args.changed]
     with tempfile.TemporaryDirectory(prefix="rivet-ci-bench-") as tmp:
         started = time.perf_counter()
