@@ -113,3 +113,12 @@ def test_unreachable_source_plans_with_low_confidence(project: Path) -> None:
         kinds = [r["kind"] for r in export["prioritization"]["export_recommendation"]["reasons"]]
         assert "low_confidence_metadata" in kinds
     assert "hunter2-secret" not in out + err
+
+
+def test_a_directory_holding_the_facts_file_does_not_plan_it_as_a_config(project: Path) -> None:
+    facts = {"format": "rivet-ci-facts/1", "exports": {"customers": {"row_estimate": 10}}}
+    (project / "facts.yaml").write_text(yaml.safe_dump(facts))
+    code, out, err = cli(["plan", ".", "--facts", "facts.yaml", "--output", "out.yaml",
+                          "--format", "json"], project, {})
+    assert code == 0, err
+    assert [c["path"] for c in json.loads(out)["configs"]] == ["rivet.yaml"]

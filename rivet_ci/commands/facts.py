@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    configs = load_configs(args.configs, ctx)
+    configs = load_configs(args.configs, ctx, not_configs=(args.output,))
     facts = collect_live(configs, args, ctx)
     # Absent means unknown in the facts contract, so unknowns are left out, not written as null.
     data = {"format": facts.format,

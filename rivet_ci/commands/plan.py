@@ -51,8 +51,13 @@ def load_facts_arg(path: Path | None, ctx: Context) -> tuple[FactsFile | None, l
     return facts, problems, origin
 
 
-def load_configs(paths: list[Path], ctx: Context) -> list[LoadedConfig]:
-    expanded = expand_config_paths(ctx.cwd / p if not p.is_absolute() else p for p in paths)
+def load_configs(paths: list[Path], ctx: Context, *,
+                 not_configs: tuple[Path | None, ...] = ()) -> list[LoadedConfig]:
+    """Load the configs named or found in directories; `not_configs` (the facts file, the
+    output) are skipped when a directory holds them."""
+    skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
+    expanded = [p for p in expand_config_paths(ctx.cwd / p for p in paths)
+                if p.resolve() not in skip]
     if not expanded:
         raise UsageError("no config files found: pass YAML files or directories holding them")
     return [load_config_file(p, root=ctx.cwd, environ=ctx.environ) for p in expanded]
@@ -71,7 +76,7 @@ def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> N
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     started = time.monotonic()
-    configs = load_configs(args.configs, ctx)
+    configs = load_configs(args.configs, ctx, not_configs=(args.facts, args.output))
     if args.live and args.facts:
         raise UsageError("give either --facts FILE or --live, not both")
     if args.live:
