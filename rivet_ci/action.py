@@ -9,9 +9,7 @@ warning and does not change the gate's verdict.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from rivet_ci import __version__
@@ -38,6 +36,7 @@ from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
+from rivet_ci.event import read_event
 from rivet_ci.exit_codes import GATE_FAILED, OK
 from rivet_ci.live_facts import with_state_history
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
@@ -56,15 +55,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    description="Run as the rivet-ci GitHub Action: inputs come from INPUT_<NAME> "
                                "variables, the pull request from GITHUB_EVENT_PATH.")
 
-
-def read_event(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the event payload {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"the event payload {path} is not a JSON object")
-    return data
 
 
 def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[int | None, str,

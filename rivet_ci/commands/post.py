@@ -15,7 +15,6 @@ head cannot shadow a later real comment.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from rivet_ci.adapters.github import (
 from rivet_ci.context import Context
 from rivet_ci.core.marker import Marker, parse_marker
 from rivet_ci.errors import UsageError
+from rivet_ci.event import read_event as read_event_file
 from rivet_ci.exit_codes import OK
 from rivet_ci.render import GITHUB_COMMENT_LIMIT
 
@@ -88,14 +88,7 @@ def read_event(environ: Mapping[str, str], cwd: Path) -> dict[str, Any] | None:
     raw = environ.get("GITHUB_EVENT_PATH", "").strip()
     if not raw:
         return None
-    path = Path(raw) if Path(raw).is_absolute() else cwd / raw
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the event payload {raw}: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"the event payload {raw} is not a JSON object")
-    return data
+    return read_event_file(cwd / raw, shown=raw)  # an absolute `raw` stays as it is
 
 
 def workflow_run_of(event: dict[str, Any] | None, run_id: int | None) -> dict[str, Any]:

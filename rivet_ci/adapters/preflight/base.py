@@ -244,3 +244,10 @@ def min_max_probe(
     sql = f"SELECT min(rivet_q.{q}), max(rivet_q.{q}) FROM ({target.query.text}) AS rivet_q"
     return lambda c: c.exec_driver_sql(sql, execution_options=RAW).one()
 
+
+def select_sql(conn: sa.Connection, target: Target) -> str:
+    """The SQL rivet would run for the export: the vetted query, or `SELECT *` of the table."""
+    if isinstance(target, QueryTarget):
+        return target.query.text
+    return select_all_sql(conn, target.rel)
+

@@ -31,7 +31,6 @@ from rivet_ci.adapters.preflight.base import (
     FullScan,
     PlanFacts,
     PreflightOptions,
-    QueryTarget,
     RecyclingSession,
     Rel,
     RelationInfo,
@@ -39,7 +38,7 @@ from rivet_ci.adapters.preflight.base import (
     Target,
     min_max_probe,
     render,
-    select_all_sql,
+    select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
@@ -118,13 +117,8 @@ class MySQLSession(RecyclingSession):
         code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
         return code in _TIMEOUT_CODES
 
-    def _select_sql(self, target: Target) -> str:
-        if isinstance(target, QueryTarget):
-            return target.query.text
-        return select_all_sql(self._conn, target.rel)
-
     def explain(self, target: Target) -> PlanFacts:
-        select = self._select_sql(target)
+        select = select_sql(self._conn, target)
         raw = self._run(lambda c: c.exec_driver_sql("EXPLAIN FORMAT=JSON " + select,
                                                     execution_options=RAW).scalar())
         doc = json.loads(raw) if isinstance(raw, str | bytes) else raw

@@ -29,14 +29,13 @@ from rivet_ci.adapters.preflight.base import (
     FullScan,
     PlanFacts,
     PreflightOptions,
-    QueryTarget,
     RecyclingSession,
     Rel,
     RelationInfo,
     Target,
     min_max_probe,
     render,
-    select_all_sql,
+    select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
@@ -120,13 +119,8 @@ class PostgresSession(RecyclingSession):
         return isinstance(exc.orig, psycopg.errors.QueryCanceled)
 
 
-    def _select_sql(self, target: Target) -> str:
-        if isinstance(target, QueryTarget):
-            return target.query.text
-        return select_all_sql(self._conn, target.rel)
-
     def explain(self, target: Target) -> PlanFacts:
-        sql = "EXPLAIN (FORMAT JSON, VERBOSE) " + self._select_sql(target)
+        sql = "EXPLAIN (FORMAT JSON, VERBOSE) " + select_sql(self._conn, target)
         doc = self._run(lambda c: c.exec_driver_sql(sql, execution_options=RAW).scalar())
         if isinstance(doc, str | bytes):  # psycopg parses json; other drivers may not
             doc = json.loads(doc)

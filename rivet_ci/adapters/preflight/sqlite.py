@@ -29,7 +29,6 @@ from rivet_ci.adapters.preflight.base import (
     PlanFacts,
     PreflightOptions,
     ProbeTimeoutError,
-    QueryTarget,
     Rel,
     RelationInfo,
     TableTarget,
@@ -37,7 +36,7 @@ from rivet_ci.adapters.preflight.base import (
     min_max_probe,
     quoted,
     render,
-    select_all_sql,
+    select_sql,
     table_select,
 )
 from rivet_ci.adapters.preflight.safety import unsafe_to_execute
@@ -116,13 +115,8 @@ class SQLiteSession:
             if self._conn.in_transaction():
                 self._conn.rollback()
 
-    def _select_sql(self, target: Target) -> str:
-        if isinstance(target, QueryTarget):
-            return target.query.text
-        return select_all_sql(self._conn, target.rel)
-
     def explain(self, target: Target) -> PlanFacts:
-        select = self._select_sql(target)
+        select = select_sql(self._conn, target)
         rows = self._run(lambda c: c.exec_driver_sql("EXPLAIN QUERY PLAN " + select,
                                                      execution_options=RAW).all())
         details = [str(r[3]) for r in rows]
