@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Start a throwaway MariaDB on loopback (no system service) and print its SQLAlchemy URL.
-# Env: MY_PORT (default 33069), MY_ROOT (default /tmp/rivet-ci-test/mariadb). Safe to re-run.
+# Env: MY_PORT (default: a free loopback port), MY_ROOT (default: a new temporary directory; an
+# existing non-empty one is refused, so a server another run started is never touched).
 set -euo pipefail
-MY_PORT="${MY_PORT:-33069}"; MY_ROOT="${MY_ROOT:-/tmp/rivet-ci-test/mariadb}"
+MY_PORT="${MY_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+MY_ROOT="${MY_ROOT:-$(mktemp -d -t rivet-ci-mariadb.XXXXXX)}"
 here="$(cd "$(dirname "$0")" && pwd)"
 if [ ! -x /usr/sbin/mariadbd ]; then
   [ "$(id -u)" = 0 ] || { echo "MariaDB is not installed; run: sudo apt-get install -y mariadb-server" >&2; exit 3; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server >/dev/null
 fi
-[ -d "$MY_ROOT" ] && MY_ROOT="$MY_ROOT" bash "$here/mariadb-stop.sh"
-mkdir -p "$MY_ROOT"; chmod 755 "$(dirname "$MY_ROOT")" "$MY_ROOT"
+# Never reuse or stop a server this run did not start: an existing, non-empty directory is refused.
+if [ -d "$MY_ROOT" ] && [ -n "$(ls -A "$MY_ROOT")" ]; then
+  echo "$MY_ROOT=$MY_ROOT exists and is not empty; choose a fresh directory" >&2; exit 3
+fi
+mkdir -p "$MY_ROOT"; chmod 755 "$MY_ROOT"   # the server user must traverse it
 if [ "$(id -u)" = 0 ]; then
   id mysql >/dev/null 2>&1 || useradd --system --home-dir "$MY_ROOT" mysql
   chown mysql: "$MY_ROOT"; RUNAS=mysql

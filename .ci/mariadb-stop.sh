@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stop the throwaway MariaDB started by mariadb-start.sh and remove its directory.
 set -uo pipefail
-MY_ROOT="${MY_ROOT:-/tmp/rivet-ci-test/mariadb}"
+MY_ROOT="${MY_ROOT:?set MY_ROOT to the directory mariadb-start.sh used}"
 if [ -S "$MY_ROOT/mysqld.sock" ]; then
   mariadb-admin --no-defaults --socket="$MY_ROOT/mysqld.sock" -uroot shutdown >/dev/null 2>&1
 fi

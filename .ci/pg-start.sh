@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Start a throwaway PostgreSQL on loopback (no system service) and print its SQLAlchemy URL.
-# Env: PGPORT (default 54329), PG_ROOT (default /tmp/rivet-ci-test/pg). Safe to re-run.
+# Env: PGPORT (default: a free loopback port), PG_ROOT (default: a new temporary directory; an
+# existing non-empty one is refused, so a server another run started is never touched).
 set -euo pipefail
-PGPORT="${PGPORT:-54329}"; PG_ROOT="${PG_ROOT:-/tmp/rivet-ci-test/pg}"
+PGPORT="${PGPORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+PG_ROOT="${PG_ROOT:-$(mktemp -d -t rivet-ci-pg.XXXXXX)}"
 here="$(cd "$(dirname "$0")" && pwd)"
 if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
   [ "$(id -u)" = 0 ] || { echo "PostgreSQL is not installed; run: sudo apt-get install -y postgresql" >&2; exit 3; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
 fi
 PGBIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
-[ -d "$PG_ROOT" ] && PG_ROOT="$PG_ROOT" bash "$here/pg-stop.sh"
-mkdir -p "$PG_ROOT"; chmod 755 "$(dirname "$PG_ROOT")" "$PG_ROOT"
+# Never reuse or stop a server this run did not start: an existing, non-empty directory is refused.
+if [ -d "$PG_ROOT" ] && [ -n "$(ls -A "$PG_ROOT")" ]; then
+  echo "$PG_ROOT=$PG_ROOT exists and is not empty; choose a fresh directory" >&2; exit 3
+fi
+mkdir -p "$PG_ROOT"; chmod 755 "$PG_ROOT"   # the server user must traverse it
 if [ "$(id -u)" = 0 ]; then
   id postgres >/dev/null 2>&1 || useradd --system --home-dir "$PG_ROOT" postgres
   chown postgres: "$PG_ROOT"; AS=(runuser -u postgres --)

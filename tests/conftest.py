@@ -2,8 +2,9 @@
 
 `pg_url` / `mysql_url` are the servers' admin URLs: `RIVET_CI_TEST_PG_URL` /
 `RIVET_CI_TEST_MYSQL_URL` when set (CI starts the servers), otherwise a throwaway server started
-here on its own port and directory and stopped at the end of the session. When a server cannot
-start, tests that need it fail under CI (`CI` set) and are skipped with the reason elsewhere.
+here on a free port in a directory of this run's own and stopped at the end of the session. When
+a server cannot start, tests that need it fail under CI (`CI` set) and are skipped with the
+reason elsewhere.
 `pg_db`, `mysql_db`, `sqlite_db` are seeded databases of known shape (see `tests/db_seed.py`).
 """
 
@@ -15,15 +16,12 @@ from collections.abc import Iterator
 import db_seed
 import pytest
 
-PG_PORT = 54339
-MY_PORT = 33079
 
-
-def _server_url(env: str, kind: str, port: int, name: str) -> Iterator[str]:
+def _server_url(env: str, kind: str, name: str) -> Iterator[str]:
     if os.environ.get(env):
         yield os.environ[env]
         return
-    server = db_seed.start_or_skip(kind, port, name)
+    server = db_seed.start_or_skip(kind, name)
     try:
         yield server.url
     finally:
@@ -33,13 +31,13 @@ def _server_url(env: str, kind: str, port: int, name: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """Admin URL of a PostgreSQL server (pg_stat_statements preloaded)."""
-    yield from _server_url("RIVET_CI_TEST_PG_URL", "pg", PG_PORT, "pg")
+    yield from _server_url("RIVET_CI_TEST_PG_URL", "pg", "pg")
 
 
 @pytest.fixture(scope="session")
 def mysql_url() -> Iterator[str]:
     """Admin URL of a MariaDB (or MySQL) server."""
-    yield from _server_url("RIVET_CI_TEST_MYSQL_URL", "mariadb", MY_PORT, "mariadb")
+    yield from _server_url("RIVET_CI_TEST_MYSQL_URL", "mariadb", "mariadb")
 
 
 @pytest.fixture(scope="session")

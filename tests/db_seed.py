@@ -11,9 +11,13 @@ estimates are stable between runs).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import socket
 import sqlite3
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +36,27 @@ from rivet_ci.core.facts import ExportFacts, FactsFile
 
 REPO = Path(__file__).resolve().parent.parent
 CI = REPO / ".ci"
-# Servers started by the tests live here (never in CI's or a developer's own directories).
-PYTEST_ROOT = Path("/tmp/rivet-ci-pytest")
+# Servers started by a test run live in a directory of that run's own (created on first use), so
+# two checkouts or two CI jobs on one host never share, reuse or stop each other's servers.
+_run_root: Path | None = None
+
+
+def run_root() -> Path:
+    """This test process's own directory for throwaway servers (mode 755: the database users
+    must traverse it)."""
+    global _run_root  # noqa: PLW0603 - one directory per test process, created lazily
+    if _run_root is None:
+        _run_root = Path(tempfile.mkdtemp(prefix="rivet-ci-pytest-"))
+        _run_root.chmod(0o755)
+        atexit.register(shutil.rmtree, _run_root, True)
+    return _run_root
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 ROWS = 300_000          # the "large" tables
 BIG_ROWS = 1_000_000    # the table preflight must never scan
 SPARSE_ROWS = 2_000     # ids 5000, 10000, ... 10,000,000
@@ -88,12 +111,16 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(f"database server unavailable: {reason}")
 
 
-def start_or_skip(kind: str, port: int, name: str) -> Server:
-    """A throwaway server under PYTEST_ROOT/name, or skip/fail via :func:`unavailable`."""
-    try:
-        return start_server(kind, port, PYTEST_ROOT / name)
-    except ServerError as exc:
-        unavailable(str(exc))
+def start_or_skip(kind: str, name: str) -> Server:
+    """A throwaway server on a free port under this run's own directory, or skip/fail via
+    :func:`unavailable`. A port taken between choosing and binding it is retried."""
+    error = ServerError("not started")
+    for _ in range(3):
+        try:
+            return start_server(kind, free_port(), run_root() / name)
+        except ServerError as exc:
+            error = exc
+    unavailable(str(error))
 
 
 def engine(url: str | sa.URL, *, autocommit: bool = True) -> sa.Engine:

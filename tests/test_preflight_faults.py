@@ -20,7 +20,7 @@ READER_PASSWORD = "readerRightPw7"
 @pytest.fixture(scope="module")
 def password_pg() -> Iterator[str]:
     """A throwaway server where role `reader` must give its password (scram over TCP)."""
-    server = start_or_skip("pg", 54349, "pg-password")
+    server = start_or_skip("pg", "pg-password")
     try:
         admin = engine(server.url)
         with admin.connect() as conn:
@@ -105,7 +105,7 @@ def test_unreachable_source_is_a_fact(url: str, tmp_path: Path) -> None:
 
 
 def test_server_stopped_mid_run(tmp_path: Path) -> None:
-    server = start_or_skip("pg", 54359, "pg-doomed")
+    server = start_or_skip("pg", "pg-doomed")
     try:
         admin = engine(server.url)
         with admin.connect() as conn:
