@@ -155,12 +155,15 @@ def test_slow_probe_is_cut_off_by_the_statement_timeout(
     facts = collect(url, tmp_path, [
         {"name": "pairs", "table": "slow_pairs", "mode": "incremental", "cursor_column": "id"},
         {"name": "after", "table": "customers", "mode": "incremental", "cursor_column": "id"},
-    ], statement_timeout_s=0.3, range_probe_row_bound=10**12)
+    ], statement_timeout_s=1.5, range_probe_row_bound=10**12)
     elapsed = time.monotonic() - start
+    # 1.5 s, not less: on a loaded machine a shorter timeout also cuts off the catalog lookups
+    # and the EXPLAIN, and then there is no column fact to look at.
+    assert facts["pairs"].preflight_error is None
     skipped = facts["pairs"].columns["id"].range_skipped
-    assert skipped is not None and "statement timeout (0.3 s)" in skipped
+    assert skipped is not None and "statement timeout (1.5 s)" in skipped
     assert facts["pairs"].row_estimate is not None and facts["pairs"].row_estimate > 10**9
-    assert elapsed < 5, elapsed
+    assert elapsed < 10, elapsed
     # The session survives the cancelled probe: the next export is probed normally.
     assert facts["after"].columns["id"].max == "1000"
 
