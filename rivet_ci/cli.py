@@ -7,49 +7,63 @@ configuration or setup error, 3 unexpected error (with a request to report it).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 
-from rivet_ci import __version__, action
-from rivet_ci.commands import diff, facts, plan, post, show
+from rivet_ci import __version__
 from rivet_ci.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import ISSUES_URL, UNEXPECTED, USAGE_ERROR
 from rivet_ci.runtime import tune_gc
 
-COMMANDS: dict[str, ModuleType] = {
-    "plan": plan,
-    "facts": facts,
-    "diff": diff,
-    "show": show,
-    "action": action,
-    "post": post,
+# Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
+# imported by name and only when needed: a command pulls in what it uses (SQLAlchemy and the
+# drivers for live preflight, Jinja for the comment) and `rivet-ci --version` imports none.
+COMMANDS: dict[str, str] = {
+    "plan": "rivet_ci.commands.plan",
+    "facts": "rivet_ci.commands.facts",
+    "diff": "rivet_ci.commands.diff",
+    "show": "rivet_ci.commands.show",
+    "action": "rivet_ci.action",
+    "post": "rivet_ci.commands.post",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def commands_to_register(argv: Sequence[str]) -> list[str]:
+    """The commands whose parsers `argv` needs: the one it names; none for a bare `--version`;
+    every one otherwise (`--help` lists them all, a typo is answered with the choices)."""
+    named = next((arg for arg in argv if not arg.startswith("-")), None)
+    if named in COMMANDS:
+        return [named]
+    if named is None and ("--version" in argv) and ("-h" not in argv) and ("--help" not in argv):
+        return []
+    return list(COMMANDS)
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rivet-ci",
         description="Source-aware extraction prioritization for rivet configs, in CI.")
     parser.add_argument("--version", action="version", version=f"rivet-ci {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS.values():
-        module.register(sub)
+    for name in commands_to_register(argv) if argv else COMMANDS:
+        importlib.import_module(COMMANDS[name]).register(sub)
     return parser
 
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Parse and dispatch; every error ends here as a message and an exit code."""
-    parser = build_parser()
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # argparse already printed usage or help
         return int(exc.code or 0) if exc.code in (0, None) else USAGE_ERROR
-    command: Callable[[argparse.Namespace, Context], int] = COMMANDS[args.command].run
+    module = importlib.import_module(COMMANDS[args.command])
+    command: Callable[[argparse.Namespace, Context], int] = module.run
     try:
         return command(args, ctx)
     except UsageError as exc:

@@ -8,14 +8,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rivet_ci.adapters.preflight.collect import PreflightOptions, collect_facts
-from rivet_ci.adapters.state_history import read_history
 from rivet_ci.context import Context
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.errors import UsageError
 from rivet_ci.progress import ProgressBar
+
+if TYPE_CHECKING:
+    from rivet_ci.adapters.preflight.collect import PreflightOptions
+
+# SQLAlchemy and the drivers are imported by the functions that connect, so a plan from a facts
+# file never loads them.
 
 
 def add_live_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +40,8 @@ def add_live_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def preflight_options(args: argparse.Namespace) -> PreflightOptions:
+    from rivet_ci.adapters.preflight.collect import PreflightOptions
+
     try:
         return PreflightOptions(
             statement_timeout_s=args.statement_timeout, connect_timeout_s=args.connect_timeout,
@@ -50,6 +57,8 @@ def on_disk(configs: Sequence[LoadedConfig], ctx: Context) -> list[tuple[LoadedC
 
 def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
                  ctx: Context) -> FactsFile:
+    from rivet_ci.adapters.preflight.collect import collect_facts
+
     bar = ProgressBar(ctx.stderr, "preflight", enabled=ctx.interactive)
     try:
         return collect_facts(
@@ -67,6 +76,8 @@ def with_state_history(facts: FactsFile | None, configs: Sequence[LoadedConfig],
 
     Several configs may share a path (base and head of a PR): their exports are merged.
     """
+    from rivet_ci.adapters.state_history import read_history
+
     base = facts or FactsFile(format="rivet-ci-facts/1")
     sections = {path: dict(section.exports) for path, section in base.configs.items()}
     notes: list[str] = []

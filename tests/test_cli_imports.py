@@ -1,0 +1,62 @@
+"""A command imports only what it uses: start-up is paid on every CI job.
+
+Each case runs the real CLI in a fresh interpreter and lists the heavy packages it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HEAVY = ("sqlalchemy", "psycopg", "pymysql", "jinja2")
+
+PROBE = """
+import contextlib, io, json, sys
+from rivet_ci.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
+print(json.dumps({"code": code, "heavy": heavy}))
+""" % (HEAVY,)  # noqa: UP031 - the probe is a program text
+
+
+def loaded(*argv: str) -> tuple[int, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=REPO, check=True,
+                          capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return int(result["code"] or 0), list(result["heavy"])
+
+
+def test_version_imports_no_command() -> None:
+    assert loaded("--version") == (0, [])
+
+
+@pytest.mark.parametrize("fmt", ["pretty", "json"])
+def test_plan_from_a_facts_file_loads_no_database_or_template_library(
+        tmp_path: Path, fmt: str) -> None:
+    code, heavy = loaded("plan", "examples/pipelines", "--facts", "examples/facts.yaml",
+                         "--format", fmt, "--output", str(tmp_path / "plan.json"))
+    assert (code, heavy) == (0, [])
+    assert (tmp_path / "plan.json").is_file()
+
+
+def test_help_still_lists_every_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "rivet_ci", "--help"], cwd=REPO, check=True,
+                          capture_output=True, text=True)
+    for command in ("plan", "facts", "diff", "show", "action", "post"):
+        assert f"    {command} " in done.stdout or f"    {command}\n" in done.stdout, command
+
+
+def test_a_mistyped_command_is_a_usage_error_listing_the_choices() -> None:
+    done = subprocess.run([sys.executable, "-m", "rivet_ci", "plna"], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert "invalid choice: 'plna'" in done.stderr and "'plan'" in done.stderr
