@@ -9,7 +9,8 @@ warning and does not change the gate's verdict.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rivet_ci import __version__
@@ -24,8 +25,14 @@ from rivet_ci.adapters.github import (
     upsert_comment,
 )
 from rivet_ci.adapters.preflight.collect import collect_facts
+from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import CommentView, build_comment_view, facts_description
+from rivet_ci.core.comment_view import (
+    CommentView,
+    build_comment_view,
+    checked_text,
+    facts_description,
+)
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
@@ -33,16 +40,17 @@ from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.marker import make_marker
 from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
+from rivet_ci.core.policy import GateResult, evaluate_gate, parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.event import read_event
-from rivet_ci.exit_codes import GATE_FAILED, OK
+from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.live_facts import with_state_history
+from rivet_ci.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
 from rivet_ci.redaction import redactor_for
 from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_environment
-from rivet_ci.settings import ActionSettings, write_outputs
+from rivet_ci.settings import ActionSettings, SettingsError, write_outputs
 
 MAX_ANNOTATIONS = 10
 # Outcomes after which the PR shows this run's comment.
@@ -59,11 +67,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[int | None, str,
                                                                                  str]:
-    """(PR number, base, head) from the event, with `base-ref` overriding the base."""
+    """(PR number, base, head) from the event, with `base-ref` overriding the base.
+
+    A payload without the fields a pull request event has is a setup error naming them.
+    """
     pr = event.get("pull_request")
-    if isinstance(pr, dict):
-        base = settings.base_ref or str(pr["base"]["sha"])
-        return int(pr["number"]), base, str(pr["head"]["sha"])
+    if pr is not None:
+        number = pr.get("number") if isinstance(pr, dict) else None
+        base = pr.get("base") if isinstance(pr, dict) else None
+        head = pr.get("head") if isinstance(pr, dict) else None
+        base_sha = base.get("sha") if isinstance(base, dict) else None
+        head_sha = head.get("sha") if isinstance(head, dict) else None
+        missing = [name for name, value in (("pull_request.number", number),
+                                            ("pull_request.base.sha", base_sha),
+                                            ("pull_request.head.sha", head_sha))
+                   if not isinstance(value, int if name.endswith("number") else str)
+                   or isinstance(value, bool) or value == ""]
+        if missing:
+            raise UsageError(f"malformed event payload {settings.event_path}: "
+                             f"{', '.join(missing)} missing or of the wrong type")
+        assert isinstance(number, int) and isinstance(base_sha, str)
+        assert isinstance(head_sha, str)
+        return number, settings.base_ref or base_sha, head_sha
     if settings.base_ref is None:
         raise UsageError(f"event {settings.event_name!r} is not a pull request: set the "
                          f"`base-ref` input to compare against a branch or commit")
@@ -75,8 +100,10 @@ def load_facts(settings: ActionSettings) -> tuple[FactsFile | None, list[Problem
     if path is None:
         return None, [], FactsOrigin(kind="none")
     facts, problems = load_facts_file(path, root=settings.workspace)
+    if facts is None:  # cannot be read or parsed: a setup error, never a config error of base
+        raise_facts_error(problems)
     return facts, problems, FactsOrigin(kind="file", path=settings.for_output(path),
-                                        captured_at=facts.captured_at if facts else None)
+                                        captured_at=facts.captured_at)
 
 
 def _escape_data(text: str) -> str:
@@ -88,30 +115,65 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(finding: Finding) -> str:
+# Kinds whose non-blocking `new` findings still deserve a warning on their line; the rest
+# (score movements, low confidence) are notices.
+WARNING_KINDS = frozenset({"config-error", "no-configs", "new-isolation", "new-warning"})
+
+
+def annotation(finding: Finding, level: str = "error") -> str:
+    """A workflow command on the finding's YAML line: `::error` for a blocking finding,
+    `::warning` / `::notice` for a new one the policy lets pass."""
     properties = []
     if finding.file:
         properties.append(f"file={_escape_property(finding.file)}")
         if finding.line:
             properties.append(f"line={finding.line}")
     properties.append(f"title={_escape_property(f'rivet-ci {finding.kind}')}")
-    return f"::warning {','.join(properties)}::{_escape_data(finding.message)}"
+    return f"::{level} {','.join(properties)}::{_escape_data(finding.message)}"
+
+
+def annotations_for(gate: GateResult, findings: Sequence[Finding]) -> list[str]:
+    """Blocking findings as errors, other new ones as warnings or notices; at most
+    `MAX_ANNOTATIONS` of each level (GitHub shows no more per step)."""
+    blocking = set(gate.blocking)
+    lines = [annotation(f, "error") for f in gate.blocking[:MAX_ANNOTATIONS]]
+    passing = [f for f in findings if f.status == "new" and f not in blocking]
+    warnings = [f for f in passing if f.kind in WARNING_KINDS]
+    notices = [f for f in passing if f.kind not in WARNING_KINDS]
+    lines += [annotation(f, "warning") for f in warnings[:MAX_ANNOTATIONS]]
+    lines += [annotation(f, "notice") for f in notices[:MAX_ANNOTATIONS]]
+    return lines
+
+
+def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str, Any]]:
+    """Settings and the event payload; every problem with either is reported at once."""
+    problems: list[str] = []
+    settings: ActionSettings | None = None
+    try:
+        settings = ActionSettings.from_environ(environ)
+    except SettingsError as exc:
+        problems.extend(exc.problems)
+    event: dict[str, Any] = {}
+    event_path = environ.get("GITHUB_EVENT_PATH", "").strip()
+    if event_path:
+        try:
+            event = read_event(Path(event_path))
+        except UsageError as exc:
+            problems.append(f"GITHUB_EVENT_PATH: {exc}")
+    if problems or settings is None:
+        raise SettingsError(problems)
+    return settings, event
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     _ = args
-    settings = ActionSettings.from_environ(ctx.environ)
-    try:
-        policy = parse_policy(settings.fail_on)
-    except PolicyError as exc:
-        raise UsageError(f"fail-on: {exc}") from None
-    event = read_event(settings.event_path)
+    settings, event = read_settings(ctx.environ)
+    policy = parse_policy(settings.fail_on)
     number, base, head = pull_request_refs(event, settings)
-    repo = GitRepo(settings.workspace)
+    owner = WorkspaceOwner.of(settings.workspace)
+    repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None)
     repo.ensure_merge_base(base, head)
     facts, facts_problems, origin = load_facts(settings)
-    if settings.live and settings.facts_path is not None:
-        raise UsageError("set either `facts` or `live: true`, not both")
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
     # Configs are untrusted and filled from this environment: no secret leaves in any output.
     redact = redactor_for(ctx.environ, [state_url])
@@ -134,13 +196,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                            add_history=add_history if state_url and not settings.live else None)
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
+    checked = pr.checked()
+
+    def write(path: Path, text: str) -> None:
+        make_parents(path, owner)
+        path.write_text(text, encoding="utf-8")
+        adopt(path, owner)
 
     # 1. The artifact first: it must survive anything that fails later.
-    settings.output_path.parent.mkdir(parents=True, exist_ok=True)
-    settings.output_path.write_text(redact(dump_json(pull_request_document(
+    write(settings.output_path, redact(dump_json(pull_request_document(
         pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))),
-        encoding="utf-8")
+        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))))
 
     # 2. The comment (short enough for GitHub) and the full report (for the step summary).
     env = template_environment(settings.template_path)
@@ -151,19 +217,29 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         return build_comment_view(
             pr.diff, gate, gate_id=settings.gate_id, marker=marker, base_sha=pr.base_sha,
             head_sha=pr.head_sha, facts=facts_text, run_url=settings.run_url, max_rows=rows,
-            show_details=details)
+            show_details=details, checked=checked)
 
     body = redact(render_within_limit(view, env)[0])
     short = redact(render_within_limit(view, env, limit=16_000)[0])
     full = redact(render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)[0])
-    settings.comment_path.write_text(body, encoding="utf-8")
+    write(settings.comment_path, body)
     if settings.step_summary is not None:
+        existed = settings.step_summary.exists()
         with settings.step_summary.open("a", encoding="utf-8") as handle:
             handle.write(full)
+        if not existed:
+            adopt(settings.step_summary, owner)
 
-    # 3. Annotations on the YAML lines of new blocking findings.
-    for finding in gate.blocking[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(redact(annotation(finding)) + "\n")
+    # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
+    #    notices; and the facts file's own problems, which make this a setup error.
+    for line in annotations_for(gate, pr.diff.findings):
+        ctx.stdout.write(redact(line) + "\n")
+    errors = facts_errors(facts_problems)
+    for problem in errors[:MAX_ANNOTATIONS]:
+        ctx.stdout.write(redact(annotation(Finding(
+            kind="config-error", status="new", message=problem.render(), file=problem.file,
+            line=problem.line))).replace("title=rivet-ci config-error", "title=rivet-ci facts")
+            + "\n")
 
     # 4. Post (or not).
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
@@ -177,11 +253,23 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
         "gate": "passed" if gate.passed else "failed",
         "comment-posted": bool(outcome and outcome.action in POSTED),
+        **checked,
+        "policy": gate.policy,
     }
     if settings.github_output is not None:
+        existed = settings.github_output.exists()
         write_outputs(settings.github_output, outputs)
-    ctx.stdout.write(f"rivet-ci: {len(pr.diff.changed_exports)} changed export(s); gate "
-                     f"{outputs['gate']} (fail-on: {gate.policy}); plan: {outputs['plan-path']}\n")
+        if not existed:
+            adopt(settings.github_output, owner)
+    ctx.stdout.write(f"rivet-ci: {checked_text(checked)}; {len(pr.diff.changed_exports)} "
+                     f"changed export(s); gate {outputs['gate']} (fail-on: {gate.policy}); "
+                     f"plan: {outputs['plan-path']}\n")
+    for path in pr.skipped_facts:
+        ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
+    if errors:
+        ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
+                         + "".join(f"  {redact(p.render())}\n" for p in errors))
+        return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED
 
 

@@ -1,7 +1,8 @@
 """The `rivet-ci` command line: parses arguments, builds the real I/O, and handles errors once.
 
 Exit codes (`rivet_ci.exit_codes`): 0 success / gate passed, 1 gate failed by policy, 2 usage,
-configuration or setup error, 3 unexpected error (with a request to report it).
+configuration or setup error (including any `OSError` on an input or output), 3 unexpected error
+(with a request to report it), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from rivet_ci import __version__
 from rivet_ci.context import Context
 from rivet_ci.errors import UsageError
-from rivet_ci.exit_codes import ISSUES_URL, UNEXPECTED, USAGE_ERROR
+from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
 from rivet_ci.runtime import tune_gc
 
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
@@ -69,14 +70,26 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     except UsageError as exc:
         ctx.stderr.write(f"rivet-ci: error: {exc}\n")
         return USAGE_ERROR
+    except OSError as exc:
+        # A file or directory rivet-ci was told to read or write: a setup problem, not a bug.
+        ctx.stderr.write(f"rivet-ci: error: {describe_os_error(exc)}\n")
+        return USAGE_ERROR
     except KeyboardInterrupt:
         ctx.stderr.write("rivet-ci: interrupted\n")
-        return USAGE_ERROR
+        return INTERRUPTED
     except Exception:
         ctx.stderr.write(
             "rivet-ci: unexpected error — this is a bug in rivet-ci, please report it at "
             f"{ISSUES_URL} with the traceback below.\n{traceback.format_exc()}")
         return UNEXPECTED
+
+
+def describe_os_error(exc: OSError) -> str:
+    """The cause first, then the file: `permission denied: /github/workspace/plan.json`."""
+    cause = (exc.strerror or str(exc) or type(exc).__name__).strip()
+    cause = cause[:1].lower() + cause[1:]
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{cause}: {' -> '.join(names)}" if names else cause
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,13 +8,15 @@ identical on both sides is parsed once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rivet_ci.adapters.git import ChangedFile, GitRepo
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
-from rivet_ci.core.diff import PlanDiff, diff_plans
+from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.facts_loader import is_facts_document
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 
@@ -27,6 +29,15 @@ class PullRequestPlan:
     base: Plan
     head: Plan
     diff: PlanDiff
+    # Files matching the globs that are facts documents, so not planned (head side).
+    skipped_facts: tuple[str, ...] = ()
+    # True when the head is the working tree (uncommitted changes), not a commit.
+    worktree: bool = False
+
+    def checked(self) -> dict[str, int]:
+        """What the verdict is based on: config files and exports considered on each side."""
+        return {"base-configs": len(self.base.configs), "base-exports": len(self.base.exports),
+                "head-configs": len(self.head.configs), "head-exports": len(self.head.exports)}
 
     @property
     def changed_files_json(self) -> list[dict[str, str | None]]:
@@ -36,14 +47,26 @@ class PullRequestPlan:
 
 def load_revision(
     repo: GitRepo, rev: str, globs: Sequence[str], environ: Mapping[str, str],
-    cache: dict[tuple[str, str], LoadedConfig],
+    cache: dict[tuple[str, str], LoadedConfig], *, skipped: list[str] | None = None,
 ) -> list[LoadedConfig]:
+    return load_texts(repo.read_files(rev, globs), rev[:12], environ, cache, skipped)
+
+
+def load_texts(
+    files: Sequence[tuple[str, str | None]], where: str, environ: Mapping[str, str],
+    cache: dict[tuple[str, str], LoadedConfig], skipped: list[str] | None = None,
+) -> list[LoadedConfig]:
+    """Load config texts; a facts document (`format: rivet-ci-facts/1`) is never a config."""
     out = []
-    for path, text in repo.read_files(rev, globs):
+    for path, text in files:
         if text is None:
             out.append(LoadedConfig(
                 path=path, source=None, exports=(), export_lines={},
-                problems=(Problem(file=path, message=f"not valid UTF-8 at {rev[:12]}"),)))
+                problems=(Problem(file=path, message=f"not valid UTF-8 at {where}"),)))
+            continue
+        if is_facts_document(text):
+            if skipped is not None:
+                skipped.append(path)
             continue
         key = (path, text)
         if key not in cache:  # a config unchanged by the PR is parsed once for both sides
@@ -119,18 +142,26 @@ def plan_pull_request(
     repo: GitRepo, *, base: str, head: str, globs: Sequence[str], facts: FactsFile | None,
     origin: FactsOrigin, environ: Mapping[str, str], facts_problems: Sequence[Problem] = (),
     collect: FactsCollector | None = None, add_history: HistoryReader | None = None,
+    worktree: bool = False,
 ) -> PullRequestPlan:
     """Plan base and head against one facts source.
 
     With `collect`, facts are gathered live for both sides first; with `add_history`, run
     history from rivet's state database is folded into the facts of both sides' exports.
+    With `worktree`, the head side is the working tree (files on disk) on top of `head`.
     """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
-    changed = tuple(repo.changed_files(fork_point, head_sha, globs))
     cache: dict[tuple[str, str], LoadedConfig] = {}
+    skipped: list[str] = []
     base_configs = load_revision(repo, fork_point, globs, environ, cache)
-    head_configs = load_revision(repo, head_sha, globs, environ, cache)
+    if worktree:
+        changed = tuple(repo.changed_files_worktree(fork_point, globs))
+        head_configs = load_texts(repo.read_worktree_files(globs), "the working tree", environ,
+                                  cache, skipped)
+    else:
+        changed = tuple(repo.changed_files(fork_point, head_sha, globs))
+        head_configs = load_revision(repo, head_sha, globs, environ, cache, skipped=skipped)
     if collect is not None:
         facts = collect_for_both_sides(collect, base_configs, head_configs)
         origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
@@ -150,7 +181,48 @@ def plan_pull_request(
     base_plan = plan_side(base_configs)
     head_plan = plan_side(head_configs)
     renames = {c.old_path: c.path for c in changed if c.status == "renamed" and c.old_path}
+    diff = diff_plans(base_plan, head_plan, renames=renames)
+    if not head_configs:
+        diff = diff.model_copy(update={"findings": (
+            no_configs_finding(repo, None if worktree else head_sha, globs), *diff.findings)})
     return PullRequestPlan(
         base_sha=fork_point, head_sha=head_sha, changed=changed, base=base_plan,
-        head=head_plan, diff=diff_plans(base_plan, head_plan, renames=renames),
+        head=head_plan, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
     )
+
+
+_LOOKS_LIKE_CONFIG = (re.compile(r"^source[ \t]*:", re.MULTILINE),
+                      re.compile(r"^exports[ \t]*:", re.MULTILINE))
+YAML_GLOBS = ("**/*.yaml", "**/*.yml")
+MAX_SUGGESTIONS = 5
+
+
+def config_lookalikes(files: Sequence[tuple[str, str | None]]) -> list[str]:
+    """YAML files with top-level `source:` and `exports:` keys, shallowest paths first."""
+    found = [path for path, text in files
+             if text is not None and not is_facts_document(text)
+             and all(p.search(text) for p in _LOOKS_LIKE_CONFIG)]
+    return sorted(found, key=lambda path: (path.count("/"), path))
+
+
+def no_configs_finding(repo: GitRepo, head_sha: str | None, globs: Sequence[str]) -> Finding:
+    """Zero matched files is a finding: a gate that checked nothing must not pass silently.
+
+    `head_sha` None: the working tree. The message names the globs and the YAML files nearest
+    to the repository root that look like rivet configs, so the fix is one edit away.
+    """
+    files = (repo.read_worktree_files(YAML_GLOBS) if head_sha is None
+             else repo.read_files(head_sha, YAML_GLOBS))
+    candidates = config_lookalikes(files)
+    shown = ", ".join(f"`{g}`" for g in globs)
+    if candidates:
+        listed = ", ".join(candidates[:MAX_SUGGESTIONS])
+        more = (f" (and {len(candidates) - MAX_SUGGESTIONS} more)"
+                if len(candidates) > MAX_SUGGESTIONS else "")
+        hint = (f"files that look like rivet configs: {listed}{more}; "
+                "set `configs` to globs that match them")
+    else:
+        hint = ("no YAML file in the repository looks like a rivet config (top-level `source:` "
+                "and `exports:`)")
+    return Finding(kind="no-configs", status="new",
+                   message=f"no config file matches {shown}: nothing was checked; {hint}")

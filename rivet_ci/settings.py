@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
+from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
 
 __all__ = [
@@ -263,6 +264,13 @@ class ActionSettings(BaseModel):
                 "github-token: required to post the comment; keep the default "
                 "`${{ github.token }}` or set `comment: off`"
             )
+        if "fail_on" in raw:
+            try:
+                parse_policy(_split_list(raw["fail_on"]))
+            except PolicyError as exc:
+                problems.append(f"fail-on: {exc}")
+        if raw.get("live") in ("true", "True", "TRUE") and "facts" in raw:
+            problems.append("live: set either `facts` or `live: true`, not both")
         try:
             settings = cls.model_validate(raw)
         except ValidationError as exc:

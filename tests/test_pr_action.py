@@ -150,8 +150,8 @@ def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOK
     return result, outputs
 
 
-def annotations(stdout: str) -> list[str]:
-    return [line for line in stdout.splitlines() if line.startswith("::warning file=")]
+def annotations(stdout: str, level: str = "error") -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith(f"::{level} file=")]
 
 
 # -- the sticky comment across pushes -------------------------------------------------------------
@@ -179,6 +179,9 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "comment-file": "rivet-ci-comment-default.md",
         "changed-exports": "2", "new-isolations": "2", "new-warnings": "1",
         "gate": "failed", "comment-posted": "true",
+        # What the verdict is based on, and the effective policy.
+        "base-configs": "2", "base-exports": "7", "head-configs": "2", "head-exports": "8",
+        "policy": "config-error, no-configs, new-isolation",
     }
     # Annotations on the YAML lines of the new blocking findings.
     assert annotations(first.stdout) == [
@@ -187,7 +190,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "::warning file=rivet/replica_a.yaml,line=32,title=rivet-ci new-isolation::"
         "order_items: isolate_on_source on 'replica_a'",
     ]
-    assert "gate failed (fail-on: config-error, new-isolation)" in first.stdout
+    assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
     summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
     assert "<details><summary>Reasons per export</summary>" in summary
     assert "must now run alone" in summary
@@ -355,11 +358,10 @@ def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
     result, _ = run_action(gh, ws, head, fail_on="new-warning\nconfig-error")
 
     assert result.code == 1, result.stderr
-    lines = [line for line in result.stdout.splitlines() if line.startswith("::warning ")
-             and "title=rivet-ci comment" not in line]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
     assert len(lines) == 10  # 13 blocking findings, at most 10 annotations
     for line in lines:
-        assert re.fullmatch(r"::warning file=rivet/broken\.yaml,line=\d+,title=rivet-ci "
+        assert re.fullmatch(r"::error file=rivet/broken\.yaml,line=\d+,title=rivet-ci "
                             r"config-error::rivet/broken\.yaml:\d+: exports\[\d+\]"
                             r"\.cursor_column: incremental mode requires cursor_column", line)
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
@@ -369,7 +371,7 @@ def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
     assert repo_wide and all(f["file"] is None for f in repo_wide)
     # Had it been among the first ten, it would carry no file= (and still be well-formed).
     assert annotation(Finding.model_validate(repo_wide[0])).startswith(
-        "::warning title=rivet-ci new-warning::Source group 'shared'")
+        "::error title=rivet-ci new-warning::Source group 'shared'")
 
 
 def test_settings_problems_are_usage_errors(gh: FakeGitHub, ws: Workspace) -> None:

@@ -83,7 +83,7 @@ def test_a_second_heavy_chunked_export_on_replica_a_fails_new_isolation(
         assert f"- 🔒 `{name}` must now run alone on source group 'replica_a'" in body
         assert re.search(rf"\| ❌ `{name}` \|.*🔒 new isolate_on_source \|", body)
     assert "❌ gate failed (2 blocking finding(s))" in body
-    assert "**Blocking** (policy `fail-on: new-isolation`)" in body
+    assert "**Blocking** (policy `fail-on: config-error, no-configs, new-isolation`)" in body
     # The default policy (config-error) lets the same PR through, showing the same comment.
     passing = diff(example_repo, "--facts", facts)
     assert passing.code == 0

@@ -110,11 +110,31 @@ def test_every_unknown_token_is_reported_at_once() -> None:
 
 
 def test_policy_description() -> None:
-    assert parse_policy([]).describe() == "config-error"
+    assert parse_policy([]).describe() == "config-error, no-configs"
     assert parse_policy(["none"]).describe() == "none"
     assert parse_policy([" new-warning ", "score-drop:5", ""]).describe() == (
-        "new-warning, score-drop:5")
+        "config-error, no-configs, new-warning, score-drop:5")
     assert parse_policy(["none"]) == GatePolicy(rules=frozenset())
+
+
+ALWAYS_ON_KINDS: tuple[FindingKind, ...] = ("config-error", "no-configs")
+
+
+@pytest.mark.parametrize("tokens", [["score-drop:10"], ["new-isolation"], ["wave-later"],
+                                    ["new-warning", "low-confidence"]])
+def test_any_fail_on_adds_to_the_always_on_rules(tokens: list[str]) -> None:
+    """`fail-on: score-drop:10` used to replace the default and let a new config error pass."""
+    for kind in ALWAYS_ON_KINDS:
+        gate = evaluate_gate(diff_of(finding(kind)), parse_policy(tokens))
+        assert not gate.passed, (tokens, kind)
+        assert gate.policy.startswith("config-error, no-configs")
+
+
+def test_only_none_turns_the_always_on_rules_off() -> None:
+    for kind in ALWAYS_ON_KINDS:
+        assert evaluate_gate(diff_of(finding(kind)), parse_policy(["none"])).passed
+    with pytest.raises(PolicyError, match="none"):
+        parse_policy(["none", "config-error"])
 
 
 # -- findings the diff classifies, from real plans ------------------------------------------------

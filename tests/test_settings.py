@@ -96,7 +96,6 @@ def test_every_input_parsed() -> None:
     settings = ActionSettings.from_environ(
         github_environ(
             configs=" etl/*.yaml, rivet/**/*.yaml \n\n  **/*.rivet.yaml ",
-            facts="ci/facts.yaml",
             live="True",
             **{
                 "state-url": "postgresql://rivet:hunter2@db.internal/state",
@@ -110,7 +109,6 @@ def test_every_input_parsed() -> None:
         | {"GITHUB_API_URL": "https://ghe.acme.io/api/v3/"}
     )
     assert settings.configs == ("etl/*.yaml", "rivet/**/*.yaml", "**/*.rivet.yaml")
-    assert settings.facts_path == Path("/github/workspace/ci/facts.yaml")
     assert settings.live is True
     assert settings.state_url is not None
     assert settings.state_url.get_secret_value() == "postgresql://rivet:hunter2@db.internal/state"
@@ -120,6 +118,24 @@ def test_every_input_parsed() -> None:
     assert settings.gate_id == "warehouse-eu.v2"
     assert settings.output_path == Path("/tmp/out/plan.json")
     assert settings.api_url == "https://ghe.acme.io/api/v3"
+
+
+def test_facts_path_is_relative_to_the_workspace() -> None:
+    settings = ActionSettings.from_environ(github_environ(facts="ci/facts.yaml"))
+    assert settings.facts_path == Path("/github/workspace/ci/facts.yaml")
+
+
+def test_every_bad_input_is_reported_in_one_run() -> None:
+    """Inputs used to be checked one per run (fail-on and live/facts only after the rest)."""
+    with pytest.raises(SettingsError) as info:
+        ActionSettings.from_environ(github_environ(
+            facts="ci/facts.yaml", live="true", id="bad id",
+            **{"fail-on": "config-error, new-isolations"}))
+    joined = "\n".join(info.value.problems)
+    assert "id: " in joined
+    assert "fail-on: unknown fail-on value(s): new-isolations" in joined
+    assert "live: set either `facts` or `live: true`, not both" in joined
+    assert len(info.value.problems) == 3
 
 
 def test_empty_inputs_fall_back_to_defaults() -> None:

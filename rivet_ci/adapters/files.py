@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.facts_loader import load_facts_text
+from rivet_ci.core.facts_loader import is_facts_document, load_facts_text
 from rivet_ci.core.problems import Problem
 
 CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -34,6 +34,15 @@ def expand_config_paths(paths: Iterable[Path]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+def is_facts_file(path: Path) -> bool:
+    """Whether `path` holds a facts document (never planned as a config); False if unreadable
+    (the config loader then reports why)."""
+    try:
+        return is_facts_document(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def read_text(path: Path) -> str:

@@ -190,9 +190,13 @@ def _decode_path(raw: bytes) -> str:
 class GitRepo:
     """A working copy at ``root`` (the top of the work tree), queried with the ``git`` binary."""
 
-    def __init__(self, root: Path, *, git: str = "git") -> None:
+    def __init__(self, root: Path, *, git: str = "git",
+                 run_as: tuple[int, int] | None = None) -> None:
         self.root = Path(root).absolute()
         self._git = git
+        # (uid, gid) to run git as: the workspace's owner when rivet-ci runs as root in a Docker
+        # action, so a fetch leaves no root-owned objects in .git (see rivet_ci.ownership).
+        self._run_as = run_as
         # In a Docker action the workspace belongs to the runner's uid, not to the container's
         # user, and git refuses such a repository ("dubious ownership") unless it is listed in
         # safe.directory, which git honours on the command line but not in the repo's config.
@@ -219,14 +223,27 @@ class GitRepo:
         command = [self._git, *self._config_args, *args]
         shown = ["git", *args]
         try:
-            result = subprocess.run(
-                command,
-                cwd=self.root,
-                env=self._env,
-                input=stdin if stdin is not None else b"",
-                capture_output=True,
-                check=False,
-            )
+            if self._run_as is None:
+                result = subprocess.run(
+                    command,
+                    cwd=self.root,
+                    env=self._env,
+                    input=stdin if stdin is not None else b"",
+                    capture_output=True,
+                    check=False,
+                )
+            else:
+                result = subprocess.run(
+                    command,
+                    cwd=self.root,
+                    env=self._env,
+                    input=stdin if stdin is not None else b"",
+                    capture_output=True,
+                    check=False,
+                    user=self._run_as[0],
+                    group=self._run_as[1],
+                    extra_groups=[],
+                )
         except FileNotFoundError as exc:
             # Either the git binary or the working directory is missing; say which.
             what = (
@@ -474,6 +491,65 @@ class GitRepo:
             except UnicodeDecodeError:
                 contents[oid] = None
         return sorted((path, contents[oid]) for path, oid in wanted)
+
+    # -- the working tree ---------------------------------------------------------------------
+
+    def check_repository(self) -> None:
+        """``GitError`` saying so when ``root`` is not inside a git work tree."""
+        if not self.root.is_dir():
+            raise GitError(f"not a git repository: {self.root} does not exist")
+        result = self._run("rev-parse", "--is-inside-work-tree", check=False)
+        if result.returncode != 0 or result.stdout.strip() != b"true":
+            raise GitError(
+                f"not a git repository: {self.root} (run rivet-ci diff inside a clone, or pass "
+                "--repo DIR)",
+                stderr=result.stderr.decode("utf-8", "replace"))
+
+    def worktree_changes(self, globs: Sequence[str]) -> list[str]:
+        """Paths matching ``globs`` with uncommitted changes (staged, unstaged or untracked)."""
+        regex = compile_globs(globs)
+        raw = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                        "--no-renames").stdout
+        paths = []
+        for entry in raw.split(b"\0"):
+            if len(entry) > 3:
+                path = _decode_path(entry[3:])
+                if _matches(regex, path):
+                    paths.append(path)
+        return sorted(set(paths))
+
+    def read_worktree_files(self, globs: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(path, text) of every tracked or untracked, not ignored file on disk matching
+        ``globs``, as :meth:`read_files` does for a commit."""
+        regex = compile_globs(globs)
+        raw = self._run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                        "--full-name").stdout
+        out: list[tuple[str, str | None]] = []
+        for path in sorted({_decode_path(p) for p in raw.split(b"\0") if p}):
+            if not _matches(regex, path):
+                continue
+            target = self.root / path
+            if not target.is_file():  # deleted in the working tree, or a submodule
+                continue
+            data = target.read_bytes()
+            try:
+                out.append((path, data.decode("utf-8")))
+            except UnicodeDecodeError:
+                out.append((path, None))
+        return out
+
+    def changed_files_worktree(self, base: str, globs: Sequence[str]) -> list[ChangedFile]:
+        """Like :meth:`changed_files`, from ``base`` to the working tree (untracked = added)."""
+        regex = compile_globs(globs)
+        raw = self._run("diff", "--name-status", "-z", "-M", "--no-color", "--no-ext-diff",
+                        "--no-textconv", self.resolve(base), "--").stdout
+        changes = [c for c in _parse_name_status(raw) if _change_matches(regex, c)]
+        untracked = self._run("ls-files", "-z", "--others", "--exclude-standard",
+                              "--full-name").stdout
+        changes += [ChangedFile("added", path) for path in
+                    (_decode_path(p) for p in untracked.split(b"\0") if p)
+                    if _matches(regex, path)]
+        return sorted(changes, key=lambda c: (c.path, c.old_path or ""))
 
 
 def _change_matches(regex: re.Pattern[str], change: ChangedFile) -> bool:

@@ -50,6 +50,7 @@ from rivet_ci.core.marker import (
     parse_marker,
     same_apart_from_timestamp,
 )
+from rivet_ci.errors import UsageError
 
 API_VERSION = "2022-11-28"
 MAX_COMMENT_BODY = 65536
@@ -246,6 +247,10 @@ def _origin(url: str) -> tuple[str, str]:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
+class GitHubSetupError(UsageError, ValueError):
+    """The client cannot be built (bad API URL, unusable token): a setup error, exit code 2."""
+
+
 class GitHubClient:
     """A small GitHub REST client; every method raises a `GitHubError` subclass on failure."""
 
@@ -264,12 +269,17 @@ class GitHubClient:
         # make http.client raise an error that quotes the header, token included.
         token = token.strip()
         if not token:
-            raise ValueError("a GitHub token is required")
+            raise GitHubSetupError("a GitHub token is required")
         if not token.isprintable() or any(c.isspace() for c in token):
-            raise ValueError("the GitHub token contains whitespace or control characters")
-        scheme, netloc = _origin(api_url)
+            raise GitHubSetupError("the GitHub token contains whitespace or control characters")
+        try:
+            scheme, netloc = _origin(api_url)
+            _ = urlsplit(api_url).port  # "http://host:x" or "http://[::1" raise here
+        except ValueError as exc:
+            raise GitHubSetupError(f"invalid GitHub API URL {api_url!r}: {exc}") from None
         if scheme not in ("http", "https") or not netloc:
-            raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
+            raise GitHubSetupError(
+                f"invalid GitHub API URL {api_url!r}: expected an http(s) URL with a host")
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.api_url = api_url.rstrip("/")

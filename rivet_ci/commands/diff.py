@@ -7,15 +7,15 @@ from pathlib import Path
 
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.commands.plan import load_facts_arg
+from rivet_ci.commands.plan import facts_errors, load_facts_arg
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import build_comment_view, facts_description
+from rivet_ci.core.comment_view import build_comment_view, checked_text, facts_description
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.marker import make_marker
 from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.errors import UsageError
-from rivet_ci.exit_codes import GATE_FAILED, OK
+from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.pull_request import plan_pull_request
 from rivet_ci.redaction import redactor_for
 from rivet_ci.render import render_within_limit, template_environment
@@ -28,12 +28,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "base, like a pull request) and print the comment rivet-ci "
                                    "would post — without any GitHub access.")
     p.add_argument("--base", required=True, metavar="REF", help="base commit, branch or tag")
-    p.add_argument("--head", default="HEAD", metavar="REF", help="head revision (default HEAD)")
+    p.add_argument("--head", default=None, metavar="REF",
+                   help="head commit (default: the working tree when it has uncommitted "
+                        "changes to matching files, else HEAD)")
     p.add_argument("--configs", action="append", metavar="GLOB",
                    help="config globs (repeatable; default: the action's default globs)")
     p.add_argument("--facts", type=Path, metavar="FILE", help="facts file for both sides")
     p.add_argument("--fail-on", action="append", metavar="RULE", dest="fail_on",
-                   help="gate policy rule (repeatable; default config-error)")
+                   help="gate policy rule (repeatable); added to the always-on config-error "
+                        "and no-configs, `none` alone turns everything off")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
     p.add_argument("--output", type=Path, metavar="FILE", help="also write plan.json here")
     p.add_argument("--repo", type=Path, default=None, metavar="DIR",
@@ -45,15 +48,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     try:
-        policy = parse_policy(args.fail_on or ["config-error"])
+        policy = parse_policy(args.fail_on or [])
     except PolicyError as exc:
         raise UsageError(str(exc)) from None
     root = args.repo or ctx.cwd
     repo = GitRepo(root)
-    facts, facts_problems, origin = load_facts_arg(args.facts, ctx)
-    pr = plan_pull_request(repo, base=args.base, head=args.head,
-                           globs=tuple(args.configs or DEFAULT_CONFIG_GLOBS), facts=facts,
-                           origin=origin, environ=ctx.environ, facts_problems=facts_problems)
+    repo.check_repository()
+    facts, facts_problems, origin = load_facts_arg(args.facts, ctx, strict=True)
+    globs = tuple(args.configs or DEFAULT_CONFIG_GLOBS)
+    worktree = False
+    if args.head is None:
+        dirty = repo.worktree_changes(globs)
+        if dirty:
+            worktree = True
+            ctx.stderr.write(
+                f"rivet-ci: planning the working tree: {len(dirty)} matching file(s) have "
+                f"uncommitted changes ({', '.join(dirty[:5])}"
+                f"{', ...' if len(dirty) > 5 else ''}); pass --head HEAD to plan the last "
+                "commit instead\n")
+    pr = plan_pull_request(repo, base=args.base, head=args.head or "HEAD", globs=globs,
+                           facts=facts, origin=origin, environ=ctx.environ,
+                           facts_problems=facts_problems, worktree=worktree)
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
     redact = redactor_for(ctx.environ)
@@ -73,7 +88,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             lambda rows, details: build_comment_view(
                 pr.diff, gate, gate_id=args.gate_id, marker=marker, base_sha=pr.base_sha,
                 head_sha=pr.head_sha, facts=facts_text, run_url=None, max_rows=rows,
-                show_details=details),
+                show_details=details, checked=pr.checked()),
             template_environment(args.template_dir))
         ctx.stdout.write(redact(body))
+    ctx.stderr.write(f"rivet-ci: {checked_text(pr.checked())}"
+                     f"{' (working tree)' if worktree else ''}; gate "
+                     f"{'passed' if gate.passed else 'failed'} (fail-on: {gate.policy})\n")
+    for path in pr.skipped_facts:
+        ctx.stderr.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
+    errors = facts_errors(facts_problems)
+    for problem in errors:
+        ctx.stderr.write(f"error: {problem.render()}\n")
+    if errors:
+        return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED

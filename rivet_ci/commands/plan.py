@@ -5,15 +5,22 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from rivet_ci import __version__
-from rivet_ci.adapters.files import expand_config_paths, load_config_file, load_facts_file
+from rivet_ci.adapters.files import (
+    display_path,
+    expand_config_paths,
+    is_facts_file,
+    load_config_file,
+    load_facts_file,
+)
 from rivet_ci.context import Context
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.document import dump_json, plan_document
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.pretty import render_pretty
+from rivet_ci.core.pretty import NO_FACTS_NOTE, render_pretty
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
@@ -40,15 +47,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_live_arguments(p)
 
 
-def load_facts_arg(path: Path | None, ctx: Context) -> tuple[FactsFile | None, list[Problem],
-                                                            FactsOrigin]:
+def load_facts_arg(path: Path | None, ctx: Context, *, strict: bool = False,
+                   ) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
+    """The facts file; with `strict` (diff, action), one that cannot be read or parsed at all
+    is a `UsageError`: a gate must not judge a pull request on facts it could not read."""
     if path is None:
         return None, [], FactsOrigin(kind="none")
     facts, problems = load_facts_file(path if path.is_absolute() else ctx.cwd / path,
                                       root=ctx.cwd)
+    if strict and facts is None:
+        raise_facts_error(problems)
     origin = FactsOrigin(kind="file", path=path.as_posix(),
                          captured_at=facts.captured_at if facts else None)
     return facts, problems, origin
+
+
+def raise_facts_error(problems: list[Problem]) -> NoReturn:
+    listing = "\n".join(f"  {p.render()}" for p in problems)
+    raise UsageError(f"facts file unusable — nothing was planned:\n{listing}")
+
+
+def facts_errors(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
 
 
 def load_configs(paths: list[Path], ctx: Context, *,
@@ -58,6 +78,12 @@ def load_configs(paths: list[Path], ctx: Context, *,
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
     expanded = [p for p in expand_config_paths(ctx.cwd / p for p in paths)
                 if p.resolve() not in skip]
+    # A facts document is never a config, even when a directory or glob sweeps it in.
+    facts_documents = [p for p in expanded if is_facts_file(p)]
+    for path in facts_documents:
+        ctx.stderr.write(f"rivet-ci: {display_path(path, ctx.cwd)} is a facts document, "
+                         "not planned as a config\n")
+    expanded = [p for p in expanded if p not in facts_documents]
     if not expanded:
         raise UsageError("no config files found: pass YAML files or directories holding them")
     return [load_config_file(p, root=ctx.cwd, environ=ctx.environ) for p in expanded]
@@ -98,6 +124,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                      for name in sorted(only - known)]
     plan = plan_configs(configs, facts, origin, problems, only_exports=only)
     write_document(plan, args.output, args.format, ctx)
+    if origin.kind == "none":
+        ctx.stderr.write(f"rivet-ci: {NO_FACTS_NOTE}\n")
     elapsed = time.monotonic() - started
     if elapsed > 1.0 or ctx.interactive:
         ctx.stderr.write(f"rivet-ci: planned {len(plan.exports)} export(s) from "

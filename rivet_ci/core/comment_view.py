@@ -7,6 +7,7 @@ are tested without rendering.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TypeVar
 
@@ -160,6 +161,7 @@ def build_comment_view(
     diff: PlanDiff, gate: GateResult, *, gate_id: str, marker: str, base_sha: str,
     head_sha: str, facts: str, run_url: str | None, max_rows: int | None = None,
     show_details: bool = True, full_report_hint: str = "the job summary and `plan.json`",
+    checked: Mapping[str, int] | None = None,
 ) -> CommentView:
     """Build the view; `max_rows` keeps the most important rows (blocking, largest changes)."""
     blocking_keys: set[tuple[str | None, str | None]] = {
@@ -200,7 +202,7 @@ def build_comment_view(
         c.export_name for c in changes if c.low_confidence in ("new", "pre-existing"))), max_rows)
     return CommentView(
         gate_id=gate_id, marker=marker, passed=gate.passed,
-        headline=_headline(gate, counts), policy=gate.policy, counts=counts,
+        headline=_headline(gate, counts, checked), policy=gate.policy, counts=counts,
         rows=tuple(kept), omitted_rows=len(rows) - len(kept), show_details=show_details,
         new_isolations=new_isolations, resolved_isolations=resolved_isolations,
         omitted_isolations=omitted_new + omitted_resolved,
@@ -214,7 +216,18 @@ def build_comment_view(
     )
 
 
-def _headline(gate: GateResult, counts: dict[str, int]) -> str:
+def checked_text(checked: Mapping[str, int]) -> str:
+    """What the verdict is based on: `checked 2 config file(s) (7 exports) at head, 2 (6) at
+    base`. Says it plainly when nothing matched, so a gate that checked nothing never looks
+    like a pass over real configs."""
+    head = (f"{checked['head-configs']} config file(s) ({checked['head-exports']} export(s)) "
+            "at head")
+    base = f"{checked['base-configs']} ({checked['base-exports']}) at base"
+    return f"checked {head}, {base}"
+
+
+def _headline(gate: GateResult, counts: dict[str, int],
+              checked: Mapping[str, int] | None = None) -> str:
     touched = counts["changed"] + counts["added"] + counts["removed"]
     parts = [f"{touched} export(s) changed"]
     if counts["new_isolations"]:
@@ -227,4 +240,5 @@ def _headline(gate: GateResult, counts: dict[str, int]) -> str:
         parts.append(f"{counts['errors']} new config error(s)")
     verdict = ("✅ gate passed" if gate.passed
                else f"❌ gate failed ({len(gate.blocking)} blocking finding(s))")
-    return f"{verdict} — " + ", ".join(parts)
+    tail = f" · {checked_text(checked)}" if checked is not None else ""
+    return f"{verdict} — " + ", ".join(parts) + tail

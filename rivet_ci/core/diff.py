@@ -21,8 +21,8 @@ from rivet_ci.core.recommendation import ExportRecommendation
 
 ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
 FindingStatus = Literal["new", "pre-existing", "resolved"]
-FindingKind = Literal["config-error", "new-isolation", "new-warning", "score-drop", "wave-later",
-                      "low-confidence"]
+FindingKind = Literal["config-error", "no-configs", "new-isolation", "new-warning", "score-drop",
+                      "wave-later", "low-confidence"]
 REPO_SCOPE = "(all configs)"
 
 
@@ -237,9 +237,11 @@ def _findings(
     renames: Mapping[str, str],
 ) -> list[Finding]:
     out: list[Finding] = []
-    base_errors = [p for p in base.all_problems if p.severity == "error"]
+    # Config problems only: a plan-level problem (the facts file's) is not a config error of
+    # either side; the commands report it as a setup error (exit code 2) instead.
+    base_errors = [p for c in base.configs for p in c.problems if p.severity == "error"]
     unmatched = Counter(_problem_key(p, renames) for p in base_errors)
-    for p in (p for p in head.all_problems if p.severity == "error"):
+    for p in (p for c in head.configs for p in c.problems if p.severity == "error"):
         key = _problem_key(p, {})
         status: FindingStatus = "pre-existing" if unmatched[key] > 0 else "new"
         unmatched[key] -= 1

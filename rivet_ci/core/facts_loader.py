@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,6 +19,18 @@ from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
 FACTS_KEYS = tuple(FactsFile.model_fields)
+# A facts document announces itself on a top-level `format:` line (YAML, unindented) or as the
+# `"format"` member of a JSON object. rivet configs have no top-level `format` key, so a file
+# saying this is never a config, whatever glob matched it.
+_FACTS_MARK = re.compile(
+    r"""^(?:format|"format"|'format')[ \t]*:[ \t]*["']?rivet-ci-facts/"""
+    r"""|^[ \t]*\{?[ \t]*"format"[ \t]*:[ \t]*"rivet-ci-facts/""",
+    re.MULTILINE)
+
+
+def is_facts_document(text: str) -> bool:
+    """Whether `text` is a facts file (`format: rivet-ci-facts/...`), not a rivet config."""
+    return _FACTS_MARK.search(text) is not None
 INVALID_ENTRY = "the facts file entry for this export is invalid (see the problems)"
 
 

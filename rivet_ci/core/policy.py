@@ -1,8 +1,12 @@
 """The gate policy (`fail-on`): which findings the PR introduces fail the check (pure).
 
 Only `new` findings count: a pull request is never blocked for what was already on its base.
-Tokens: `config-error` (default), `new-isolation`, `new-warning`, `score-drop:N` (a drop of at
-least N points), `wave-later`, `low-confidence`, `none` (never fail).
+Tokens: `config-error`, `no-configs`, `new-isolation`, `new-warning`, `score-drop:N` (a drop of
+at least N points), `wave-later`, `low-confidence`, `none` (never fail).
+
+`fail-on` ADDS to the always-on rules `config-error` and `no-configs`: `fail-on: score-drop:10`
+still fails on a new config error and on a gate that matched no config file. Only `none` (alone)
+turns them off, for a report-only gate. A user who writes one extra rule never weakens the gate.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.diff import Finding, PlanDiff
 
-SIMPLE_RULES = ("config-error", "new-isolation", "new-warning", "wave-later", "low-confidence")
-DEFAULT_FAIL_ON = ("config-error",)
+SIMPLE_RULES = ("config-error", "no-configs", "new-isolation", "new-warning", "wave-later",
+                "low-confidence")
+# Always on unless `fail-on: none`: a broken config, or a gate that checked nothing.
+ALWAYS_ON = ("config-error", "no-configs")
+DEFAULT_FAIL_ON = ALWAYS_ON
 _SCORE_DROP = re.compile(r"^score-drop:(\d{1,3})$")
 
 
@@ -30,7 +37,9 @@ class GatePolicy(BaseModel):
     score_drop: int | None = None  # fail when a score drops by at least this many points
 
     def describe(self) -> str:
-        parts = sorted(self.rules)
+        """The effective policy: the always-on rules first, then the added ones."""
+        parts = [r for r in ALWAYS_ON if r in self.rules]
+        parts += sorted(self.rules - set(ALWAYS_ON))
         if self.score_drop is not None:
             parts.append(f"score-drop:{self.score_drop}")
         return ", ".join(parts) if parts else "none"
@@ -52,6 +61,8 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
     given = [t.strip() for t in tokens if t.strip()]
     if not given:
         return GatePolicy()
+    if "none" not in given:
+        rules.update(ALWAYS_ON)
     for token in given:
         if token == "none":
             continue
@@ -66,7 +77,7 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
         raise PolicyError(
             f"unknown fail-on value(s): {', '.join(unknown)}; use any of "
             f"{', '.join(SIMPLE_RULES)}, score-drop:N, none")
-    if "none" in given and (rules or score_drop is not None):
+    if "none" in given and set(given) != {"none"}:
         raise PolicyError("fail-on: `none` cannot be combined with other values")
     return GatePolicy(rules=frozenset(rules), score_drop=score_drop)
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
+from rivet_ci.core.signals import PREFLIGHT_FAILED_VERDICT, PREFLIGHT_FAILED_WARNING
+
+NO_FACTS_NOTE = "no facts given — planned with low confidence; pass --facts FILE or --live"
+NOT_ATTEMPTED = "not attempted (no facts given)"
 
 
-def _export_block(export: PlannedExport) -> list[str]:
+def _export_block(export: PlannedExport, *, no_facts: bool = False) -> list[str]:
     rec = export.recommendation
     where = f"{export.config_path}:{export.line}" if export.line else export.config_path
     lines = [f"Export     : {export.export_name}  ({where})",
@@ -15,8 +19,12 @@ def _export_block(export: PlannedExport) -> list[str]:
         s = export.signals
         rows = "unknown" if s.row_estimate is None else f"~{s.row_estimate}"
         chunks = f"  · chunks {s.chunk_count}" if s.chunk_count is not None else ""
-        lines.append(f"  Preflight  : {s.verdict}  · rows {rows}{chunks}")
-        lines.extend(f"    ! {w}" for w in s.warnings)
+        # Without any facts source no preflight was attempted: rivet's "preflight failed"
+        # wording would blame a preflight that never ran.
+        verdict = NOT_ATTEMPTED if no_facts and s.verdict == PREFLIGHT_FAILED_VERDICT else s.verdict
+        lines.append(f"  Preflight  : {verdict}  · rows {rows}{chunks}")
+        lines.extend(f"    ! {w}" for w in s.warnings
+                     if not (no_facts and w == PREFLIGHT_FAILED_WARNING))
     if export.preflight_error:
         lines.append(f"  Facts      : {export.preflight_error}")
     lines.append(f"  Priority   : score {rec.priority_score} — {rec.priority_class.capitalize()} "
@@ -41,9 +49,12 @@ def _campaign_block(config: ConfigPlan) -> list[str]:
 def render_pretty(plan: Plan) -> str:
     """Per export the Priority / Prioritize block; per multi-export config the Campaign block."""
     out: list[str] = []
+    no_facts = plan.facts.kind == "none"
+    if no_facts:
+        out.extend([f"Note       : {NO_FACTS_NOTE}", ""])
     for config in plan.configs:
         for export in config.exports:
-            out.extend(_export_block(export))
+            out.extend(_export_block(export, no_facts=no_facts))
             out.append("")
         block = _campaign_block(config)
         if block:
