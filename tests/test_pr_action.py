@@ -185,9 +185,9 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     }
     # Annotations on the YAML lines of the new blocking findings.
     assert annotations(first.stdout) == [
-        "::warning file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
+        "::error file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
         "events: isolate_on_source on 'replica_a'",
-        "::warning file=rivet/replica_a.yaml,line=32,title=rivet-ci new-isolation::"
+        "::error file=rivet/replica_a.yaml,line=32,title=rivet-ci new-isolation::"
         "order_items: isolate_on_source on 'replica_a'",
     ]
     assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
@@ -205,7 +205,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert {c["path"] for c in plan["base"]["configs"]} == {"rivet/replica_a.yaml",
                                                             "rivet/replica_b.yaml"}
     assert plan["diff"]["gate"] == {
-        "passed": False, "policy": "config-error, new-isolation",
+        "passed": False, "policy": "config-error, no-configs, new-isolation",
         "blocking": plan["diff"]["gate"]["blocking"]}
     assert [f["export_name"] for f in plan["diff"]["gate"]["blocking"]] == ["events",
                                                                             "order_items"]
