@@ -3,9 +3,12 @@
 A :class:`ProbeSession` is one read-only database session with a statement timeout on every
 statement. It answers four questions, each with as few statements as the dialect allows:
 ``explain`` (plan of one vetted query: rows, width, index use, what it reads in full),
-``relations`` (for many tables at once: size statistics, columns, leading btree columns),
-``min_max`` (bounded range probe) and ``max_connections``. The collector decides *whether* a
-probe is cheap enough to run; sessions only run what they are asked, safely.
+``relations`` (for many tables at once: kind, size statistics, columns, leading btree columns),
+``min_max`` (min and max of several columns of ONE base table, in one statement) and
+``max_connections``. The collector decides *whether* a probe is cheap enough to run; sessions
+only run what they are asked, safely. A session whose connection cannot be trusted any more
+(an error while ending or starting a transaction, a result it could not read) sets ``broken``:
+the collector then replaces it instead of sending more statements down a poisoned connection.
 """
 
 from __future__ import annotations
@@ -83,11 +86,16 @@ class PlanFacts:
 
 @dataclass(frozen=True)
 class RelationInfo:
-    """Catalog facts about one table or view."""
+    """Catalog facts about one table or view.
+
+    `base_table`: stored rows of its own (a table, a partitioned table, a materialized view),
+    not a view whose reading runs other SQL. Only base tables are ever probed for min/max.
+    """
 
     rows: int | None
     columns: frozenset[str] | None
     leading_index_columns: frozenset[str] = field(default_factory=frozenset)
+    base_table: bool = True
 
 
 @dataclass(frozen=True)
@@ -116,9 +124,34 @@ class ProbeSession(Protocol):
 
     def relations(self, rels: Sequence[Rel]) -> dict[Rel, RelationInfo]: ...
 
-    def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]: ...
+    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]: ...
+
+    @property
+    def broken(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+# min and max of one column, rendered (None: no non-null value, or too long to record).
+MinMax = tuple[str | None, str | None]
+
+# A probe may read at most bound / SCAN_MARGIN rows by the estimates: estimates err (InnoDB put a
+# 1,000,000-row table at 996,630), so an estimate just under the bound must not let a full scan of
+# a table at the bound through.
+SCAN_MARGIN = 2
+# EXPLAIN output larger than this is refused (a query of a few kB can plan into megabytes).
+MAX_EXPLAIN_CHARS = 1_000_000
+# A min/max value longer than this (rendered) is not recorded: a range column is a number, a
+# date or a short key, and facts must stay small.
+MAX_VALUE_CHARS = 256
+
+
+class ExplainTooLargeError(Exception):
+    """The plan document is over MAX_EXPLAIN_CHARS."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"EXPLAIN output of {size} characters is over the limit of "
+                         f"{MAX_EXPLAIN_CHARS}")
 
 
 # Execution option for statements that embed vetted SQL text: the driver gets the text as is,
@@ -127,12 +160,40 @@ RAW = {"no_parameters": True}
 
 
 def render(value: object) -> str | None:
-    """min/max as the facts contract wants them: strings, as the database renders them."""
+    """min/max as the facts contract wants them: strings, as the database renders them.
+
+    A value longer than MAX_VALUE_CHARS is not recorded (None).
+    """
     if value is None:
         return None
     if isinstance(value, bytes | bytearray | memoryview):
+        if len(value) * 2 > MAX_VALUE_CHARS:
+            return None
         return bytes(value).hex()
-    return str(value)
+    text = str(value)
+    return text if len(text) <= MAX_VALUE_CHARS else None
+
+
+def checked_plan_text(raw: object) -> object:
+    """A plan document as the driver returned it, refused when over MAX_EXPLAIN_CHARS."""
+    if isinstance(raw, str | bytes) and len(raw) > MAX_EXPLAIN_CHARS:
+        raise ExplainTooLargeError(len(raw))
+    return raw
+
+
+def min_max_statement(rel: Rel, columns: Sequence[str]) -> sa.Select[Any]:
+    """`SELECT min(a), max(a), min(b), max(b) ... FROM schema.name`: one statement for all the
+    range columns of one base table (quoting left to SQLAlchemy)."""
+    aggregates: list[sa.ColumnElement[Any]] = []
+    for name in columns:
+        col: sa.ColumnClause[Any] = sa.column(name)
+        aggregates += [sa.func.min(col), sa.func.max(col)]
+    return table_select(rel, *aggregates)
+
+
+def min_max_values(columns: Sequence[str], row: Sequence[Any]) -> dict[str, MinMax]:
+    return {name: (render(row[2 * i]), render(row[2 * i + 1]))
+            for i, name in enumerate(columns)}
 
 
 def table_select(rel: Rel, *columns: sa.ColumnElement[Any]) -> sa.Select[Any]:
@@ -150,6 +211,26 @@ def select_all_sql(conn: sa.Connection, rel: Rel) -> str:
 def quoted(conn: sa.Connection, name: str) -> str:
     """An identifier quoted by the dialect's own preparer (only where SQL text is unavoidable)."""
     return conn.dialect.identifier_preparer.quote(name)
+
+
+def error_class(exc: BaseException) -> str:
+    """What kind of error the driver raised, without its message (which may quote data).
+
+    `UndefinedTable (SQLSTATE 42P01)`, `OperationalError (error 1105)`, `OperationalError
+    (SQLITE_ERROR)`: enough to act on, nothing a query could smuggle out of the source.
+    """
+    orig = getattr(exc, "orig", None)
+    inner: BaseException = orig if isinstance(orig, BaseException) else exc
+    name = type(inner).__name__
+    sqlstate = getattr(inner, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate.isalnum():
+        return f"{name} (SQLSTATE {sqlstate})"
+    if inner.args and isinstance(inner.args[0], int) and not isinstance(inner.args[0], bool):
+        return f"{name} (error {inner.args[0]})"  # PyMySQL: (code, message)
+    sqlite_name = getattr(inner, "sqlite_errorname", None)
+    if isinstance(sqlite_name, str) and sqlite_name.replace("_", "").isalnum():
+        return f"{name} ({sqlite_name})"
+    return name
 
 
 def error_text(exc: BaseException) -> str:
@@ -176,73 +257,101 @@ class ProbeTimeoutError(Exception):
 
 
 T = TypeVar("T")
+# A read-only transaction is ended after this long or this many probes, so no snapshot or lock
+# is held on the source for long.
 TXN_MAX_SECONDS = 1.0
-TXN_MAX_PROBES = 50
+TXN_MAX_PROBES = 500
 
 
 class RecyclingSession:
     """Probes on one connection, in read-only transactions kept short.
 
-    A transaction is reused for up to `TXN_MAX_SECONDS` or `TXN_MAX_PROBES` probes (fewer
-    statements than one transaction per probe), then committed so no lock or snapshot is held on
-    the replica for long. A failed probe rolls its transaction back so the next starts clean.
-    Dialects supply `_begin` (start a read-only transaction) and `_is_timeout`.
+    A transaction is reused for up to `TXN_MAX_SECONDS` or `TXN_MAX_PROBES` probes, then ended
+    so no lock or snapshot is held on the replica for long. Dialects supply `_begin` (end the
+    current transaction, if any, and start a read-only one with its settings — one round trip),
+    `_rollback` (end a failed transaction) and `_is_timeout`.
+
+    Recovery: a failed probe rolls its transaction back so the next starts clean. When that
+    rollback fails too, or starting/ending a transaction fails, or a probe fails with anything
+    but a database error (a result the driver could not read), the connection is invalidated and
+    the session marked `broken`; the collector opens a fresh one.
     """
 
     _conn: sa.Connection
     _options: PreflightOptions
     _txn_started: float = 0.0
     _txn_probes: int = 0
+    _in_txn: bool = False
+    _broken: bool = False
 
-    def _begin(self) -> None:
-        """Start a read-only transaction (the dialect's statements); the default does nothing."""
+    @property
+    def broken(self) -> bool:
+        return self._broken or self._conn.invalidated or self._conn.closed
+
+    def _begin(self, *, end_current: bool) -> None:
+        raise NotImplementedError
+
+    def _rollback(self) -> None:
+        raise NotImplementedError
 
     def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
         raise NotImplementedError
 
-    def _start_transaction(self) -> None:
-        self._begin()
+    def _start_transaction(self, *, end_current: bool = False) -> None:
+        self._in_txn = False
+        self._begin(end_current=end_current)
+        self._in_txn = True
         self._txn_started = time.monotonic()
         self._txn_probes = 0
 
+    def _poison(self) -> None:
+        """The connection's state is unknown: never send another statement down it."""
+        self._broken = True
+        self._in_txn = False
+        with contextlib.suppress(Exception):
+            self._conn.invalidate()
+
+    def _recover(self, exc: BaseException) -> None:
+        if not isinstance(exc, sa.exc.DBAPIError) or is_connection_lost(exc):
+            self._poison()
+            return
+        try:
+            self._rollback()
+            self._in_txn = False
+        except Exception:  # the rollback failed too (e.g. PendingRollbackError): start afresh
+            self._poison()
+
     def _run(self, probe: Callable[[sa.Connection], T]) -> T:
-        if self._conn.in_transaction() and (
+        if self.broken:
+            raise BrokenSessionError
+        try:
+            expired = self._in_txn and (
                 self._txn_probes >= TXN_MAX_PROBES
-                or time.monotonic() - self._txn_started > TXN_MAX_SECONDS):
-            self._conn.commit()
-        if not self._conn.in_transaction():
-            self._start_transaction()
+                or time.monotonic() - self._txn_started > TXN_MAX_SECONDS)
+            if expired or not self._in_txn:
+                self._start_transaction(end_current=expired)
+        except Exception:
+            self._poison()
+            raise
         self._txn_probes += 1
         try:
             return probe(self._conn)
-        except sa.exc.DBAPIError as exc:
-            # The transaction is aborted either way; end it so the next probe starts clean.
-            with contextlib.suppress(sa.exc.DBAPIError):
-                self._conn.rollback()
-            if self._is_timeout(exc):
+        except Exception as exc:
+            self._recover(exc)
+            if isinstance(exc, sa.exc.DBAPIError) and self._is_timeout(exc):
                 raise ProbeTimeoutError(self._options.statement_timeout_s) from exc
             raise
 
 
+class BrokenSessionError(Exception):
+    """The session was marked broken by an earlier failure; open another."""
+
+    def __init__(self) -> None:
+        super().__init__("the connection was reset after an earlier error")
+
+
 def is_connection_lost(exc: BaseException) -> bool:
     return isinstance(exc, sa.exc.DBAPIError) and bool(exc.connection_invalidated)
-
-
-def min_max_probe(
-    conn: sa.Connection, target: Target, column: str,
-) -> Callable[[sa.Connection], Sequence[Any]]:
-    """The probe reading min and max of `column` over the export's relation.
-
-    A `table:` export is queried through SQLAlchemy Core (identifiers quoted by SQLAlchemy); a
-    vetted `query:` is wrapped as a subquery, as rivet wraps non-trivial queries.
-    """
-    if isinstance(target, TableTarget):
-        col: sa.ColumnClause[Any] = sa.column(column)
-        stmt = table_select(target.rel, sa.func.min(col), sa.func.max(col))
-        return lambda c: c.execute(stmt).one()
-    q = quoted(conn, column)
-    sql = f"SELECT min(rivet_q.{q}), max(rivet_q.{q}) FROM ({target.query.text}) AS rivet_q"
-    return lambda c: c.exec_driver_sql(sql, execution_options=RAW).one()
 
 
 def select_sql(conn: sa.Connection, target: Target) -> str:

@@ -51,6 +51,11 @@ import sqlalchemy as sa
 
 from rivet_ci.adapters.preflight import mysql, postgres, sqlite
 from rivet_ci.adapters.preflight.base import (
+    MAX_VALUE_CHARS,
+    SCAN_MARGIN,
+    BrokenSessionError,
+    ExplainTooLargeError,
+    MinMax,
     PlanFacts,
     PreflightOptions,
     ProbeSession,
@@ -60,6 +65,7 @@ from rivet_ci.adapters.preflight.base import (
     RelationInfo,
     TableTarget,
     Target,
+    error_class,
     error_text,
     is_connection_lost,
 )
@@ -69,7 +75,6 @@ from rivet_ci.adapters.preflight.safety import (
     UnsafeQueryError,
     check_column_name,
     parse_table_name,
-    unsafe_to_execute,
     vet_query,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource, SourceUrlError, resolve_source
@@ -159,6 +164,14 @@ def collect_facts(
             except Exception as exc:  # e.g. an in-memory SQLite URL
                 engine_errors[src.key] = f"cannot use {src.display}: {error_text(exc)}"
 
+    # Every range column wanted per table of a source, over all configs (base and head): each
+    # table's min/max is probed once, for all of them.
+    wanted: dict[str, dict[Rel, set[str]]] = {}
+    for job in jobs:
+        if job.source is not None and job.range_column and isinstance(job.target, TableTarget):
+            wanted.setdefault(job.source.key, {}).setdefault(
+                job.target.rel, set()).add(job.range_column)
+    pools = {key: _SourcePool(options.max_connections_per_group) for key in engines}
     runs: list[_Lane] = []
     for lane_jobs in lanes.values():
         src = lane_jobs[0].source
@@ -168,8 +181,10 @@ def collect_facts(
                 results[job.key] = ExportFacts(preflight_error=redact(engine_errors[src.key]))
                 tracker.tick()
             continue
-        runs.append(_Lane(lane_jobs, src, DRIVERS[src.dialect], engines[src.key], options,
-                          redact, tracker))
+        runs.append(_Lane(
+            lane_jobs, src, DRIVERS[src.dialect], engines[src.key], pools[src.key], options,
+            redact, tracker,
+            {rel: frozenset(cols) for rel, cols in wanted.get(src.key, {}).items()}))
 
     memo = _Memo()
     limits = _Limits(options.max_connections_per_group)
@@ -180,6 +195,8 @@ def collect_facts(
                 for lane_results in pool.map(lambda lane: lane.run(memo, limits), runs):
                     results.update(lane_results)
     finally:
+        for source_pool in pools.values():
+            source_pool.close()
         for engine in engines.values():
             engine.dispose()
 
@@ -291,7 +308,8 @@ class _Progress:
 
 
 class _Limits:
-    """Connection slots per source_group and per source URL (see the module docstring)."""
+    """Connection slots per source_group (see the module docstring); the source's own slots are
+    its :class:`_SourcePool`."""
 
     def __init__(self, per_key: int) -> None:
         self._per_key = per_key
@@ -303,18 +321,63 @@ class _Limits:
             return self._slots.setdefault(key, threading.BoundedSemaphore(self._per_key))
 
     @contextmanager
-    def hold(self, group: str | None, source_key: str) -> Iterator[None]:
-        slots = ([self._slot("group\0" + group)] if group else []) + [
-            self._slot("source\0" + source_key)]
-        taken: list[threading.BoundedSemaphore] = []
+    def hold(self, group: str | None, pool: _SourcePool) -> Iterator[_Held]:
+        slot = self._slot(group) if group else None
+        if slot is not None:
+            slot.acquire()  # always group first, then source: no lock-order cycles
         try:
-            for slot in slots:  # always group first, then source: no lock-order cycles
-                slot.acquire()
-                taken.append(slot)
-            yield
+            with pool.session_slot() as held:
+                yield held
         finally:
-            for slot in reversed(taken):
+            if slot is not None:
                 slot.release()
+
+
+@dataclass
+class _Held:
+    """The session (if any yet) a lane holds while it has a slot of its source."""
+
+    session: ProbeSession | None = None
+
+
+class _SourcePool:
+    """At most `size` sessions on one source, handed from lane to lane: lanes of a source that
+    run one after another reuse one connection instead of opening their own."""
+
+    def __init__(self, size: int) -> None:
+        self._slots = threading.BoundedSemaphore(size)
+        self._lock = threading.Lock()
+        self._idle: list[ProbeSession] = []
+
+    @contextmanager
+    def session_slot(self) -> Iterator[_Held]:
+        self._slots.acquire()
+        with self._lock:
+            held = _Held(self._idle.pop() if self._idle else None)
+        try:
+            yield held
+        finally:
+            session = held.session
+            if session is not None:
+                if session.broken:
+                    _close(session)
+                else:
+                    with self._lock:
+                        self._idle.append(session)
+            self._slots.release()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for session in idle:
+            _close(session)
+
+
+def _close(session: ProbeSession) -> None:
+    try:
+        session.close()
+    except Exception:  # closing a dead connection may fail; ignore
+        log.debug("closing a preflight session failed", exc_info=True)
 
 
 @dataclass(frozen=True)
@@ -347,7 +410,12 @@ def _outcome(future: Future[Any]) -> _Outcome[Any]:
     return _Outcome(error=error) if error is not None else _Outcome(value=future.result())
 
 
-# --- one lane: one connection, one source, one source_group -----------------------------------
+# --- one lane: one source, one source_group, the source's session -------------------------------
+
+# A lane replaces a lost or poisoned connection at most this many times, then gives up.
+_MAX_RESETS = 3
+QUERY_RANGE_SKIPPED = ("min/max is only probed on the base table of a `table:` export, never by "
+                       "running a query")
 
 
 class _LaneDownError(Exception):
@@ -360,27 +428,32 @@ class _Lane:
     source: ResolvedSource
     driver: _Driver
     engine: sa.Engine
+    pool: _SourcePool
     options: PreflightOptions
     redact: Redactor
     tracker: _Progress
-    session: ProbeSession | None = None
+    # Range columns wanted per table of this source, over ALL lanes (base and head): one min/max
+    # statement per table answers every export over it.
+    wanted: Mapping[Rel, frozenset[str]]
+    held: _Held = field(default_factory=_Held)
     down: str | None = None
-    reconnected: bool = False
+    resets: int = 0
     max_connections: int | None = None
     results: dict[tuple[int, str], ExportFacts] = field(default_factory=dict)
 
     def run(self, memo: _Memo, limits: _Limits) -> dict[tuple[int, str], ExportFacts]:
-        with limits.hold(self.jobs[0].export.source_group, self.source.key):
+        with limits.hold(self.jobs[0].export.source_group, self.pool) as held:
+            self.held = held
+            if held.session is not None and held.session.max_connections is not None:
+                self.max_connections = held.session.max_connections
             log.debug("preflight lane %s: %d exports", self.source.display, len(self.jobs))
             try:
                 self._run(memo)
             except Exception as exc:  # a bug must cost facts, not the whole run
-                log.exception("preflight lane failed")
+                log.error("preflight lane failed: %s", error_class(exc))
                 for job in self.jobs:
                     self._finish(job, ExportFacts(
-                        preflight_error=f"internal error: {error_text(exc)}"))
-            finally:
-                self._close()
+                        preflight_error=f"internal error: {error_class(exc)}"))
         return self.results
 
     # session handling
@@ -388,38 +461,32 @@ class _Lane:
     def _open(self) -> ProbeSession:
         if self.down is not None:
             raise _LaneDownError(self.down)
-        if self.session is None:
+        if self.held.session is None:
             try:
-                self.session = self.driver.open_session(self.engine, self.options)
+                self.held.session = self.driver.open_session(self.engine, self.options)
             except Exception as exc:  # any driver error is "cannot connect"
                 self.down = self.redact(
                     f"cannot connect to {self.source.display}: {error_text(exc)}")
                 log.warning("preflight: %s", self.down)
                 raise _LaneDownError(self.down) from None
-            if self.session.max_connections is not None:
-                self.max_connections = self.session.max_connections
-        return self.session
+            if self.held.session.max_connections is not None:
+                self.max_connections = self.held.session.max_connections
+        return self.held.session
 
     def _call(self, probe: Callable[[ProbeSession], T]) -> T:
         session = self._open()
         try:
             return probe(session)
         except Exception as exc:
-            if is_connection_lost(exc):
-                self._close()
-                if self.reconnected:
-                    self.down = self.redact(f"lost the connection to {self.source.display}: "
-                                            f"{error_text(exc)}")
-                self.reconnected = True
+            if is_connection_lost(exc) or session.broken:
+                # Never send another statement down a lost or poisoned connection.
+                self.held.session = None
+                _close(session)
+                self.resets += 1
+                if self.resets > _MAX_RESETS:
+                    self.down = (f"gave up on {self.source.display} after {_MAX_RESETS} "
+                                 f"connection resets (last: {error_class(exc)})")
             raise
-
-    def _close(self) -> None:
-        if self.session is not None:
-            try:
-                self.session.close()
-            except Exception:  # closing a dead connection may fail; ignore
-                log.debug("closing a preflight session failed", exc_info=True)
-            self.session = None
 
     # memoized probes
 
@@ -463,12 +530,12 @@ class _Lane:
             if isinstance(job.target, TableTarget):
                 rels.append(job.target.rel)
             if plan is not None:
-                rels.extend(plan.relations)
+                rels.extend(plan.relations)  # a query's tables; a partitioned table's partitions
         infos = self._relations(memo, rels) if rels else {}
         for job in self.jobs:
             outcome = plans[job.target_key]
             if outcome.error is not None or outcome.value is None:
-                self._finish(job, self._error_facts("EXPLAIN", outcome.error))
+                self._finish(job, self._error_facts(job, "EXPLAIN", outcome.error))
                 continue
             self._finish(job, self._facts(memo, job, outcome.value, infos))
 
@@ -481,7 +548,7 @@ class _Lane:
             if outcome.value is not None:
                 rel_infos[rel] = outcome.value
             elif outcome.error is not None and rel in plan.relations:
-                notes.append(self.redact(f"catalog lookup failed: {error_text(outcome.error)}"))
+                notes.append(self.redact(f"catalog lookup failed: {error_class(outcome.error)}"))
         export = job.export
         if job.fallback_column and export.cursor_fallback_column:
             columns[export.cursor_fallback_column] = ColumnFacts(
@@ -492,22 +559,27 @@ class _Lane:
             if missing:
                 return ExportFacts(preflight_error=missing)
             indexed = self._indexed(job, plan, rel_infos, column)
-            skip = self._skip_reason(job, plan, rel_infos, indexed, column)
             low = high = None
+            target = job.target
+            if isinstance(target, TableTarget):
+                skip = self._table_skip(target.rel, column, plan, rel_infos)
+            else:
+                skip = QUERY_RANGE_SKIPPED
             if skip is None:
-                key = (job.target_key, column)
-                target = job.target
-                assert target is not None
-                minmax = self._each(memo, "minmax", {key: _min_max_probe(target, column)})
-                probed = minmax[key]
-                if isinstance(probed.error, ProbeTimeoutError):
+                assert isinstance(target, TableTarget)
+                probed = self._table_min_max(memo, target.rel, plan, rel_infos).get(column)
+                if probed is None:
+                    skip = "min/max was not probed"
+                elif isinstance(probed.error, ProbeTimeoutError):
                     skip = f"min/max probe {probed.error}"
                 elif probed.error is not None:
-                    return self._error_facts(f"min/max of {export.range_column}", probed.error)
+                    return self._error_facts(job, f"min/max of {export.range_column}",
+                                             probed.error)
                 elif probed.value is not None:
                     low, high = probed.value
                     if low is None and high is None:
-                        notes.append(f"{export.range_column} has no non-null values")
+                        notes.append(f"{export.range_column} has no non-null value (or its "
+                                     f"values are longer than {MAX_VALUE_CHARS} characters)")
             columns[export.range_column] = ColumnFacts(indexed=indexed, min=low, max=high,
                                                        range_skipped=skip)
         return ExportFacts(
@@ -536,7 +608,7 @@ class _Lane:
     def _missing_column(self, job: _Job, infos: Mapping[Rel, RelationInfo],
                         column: str) -> str | None:
         if not isinstance(job.target, TableTarget):
-            return None  # a query's output columns are checked by the min/max probe, if any
+            return None  # a query's output columns are not looked up
         info = infos.get(job.target.rel)
         if info is None or not info.columns:
             return None
@@ -545,50 +617,109 @@ class _Lane:
         return (f"column {job.export.range_column!r} does not exist in "
                 f"{job.export.table!r}")
 
-    def _skip_reason(self, job: _Job, plan: PlanFacts, infos: Mapping[Rel, RelationInfo],
-                     indexed: bool | None, column: str) -> str | None:
-        """Why min/max must not be probed (None: it is cheap)."""
+    def _rows_read(self, rel: Rel, plan: PlanFacts,
+                   infos: Mapping[Rel, RelationInfo]) -> int | None:
+        """Rows a full read of the table costs, by every estimate at hand: its catalog size,
+        the plan's row estimate, and the SUM of every relation its plan reads in full (the
+        partitions of a partitioned table). None when any part is of unknown size."""
+        figures: list[int] = []
+        info = infos.get(rel)
+        if info is not None and info.rows is not None:
+            figures.append(info.rows)
+        if plan.row_estimate is not None:
+            figures.append(plan.row_estimate)
+        if plan.examined_rows is not None:
+            figures.append(plan.examined_rows)
+        scanned = 0
+        for scan in plan.full_scans:
+            scan_info = infos.get(scan.relation) if scan.relation is not None else None
+            size = scan_info.rows if scan_info is not None else scan.rows
+            if size is None:
+                return None  # one relation of unknown size: the total is unknown
+            scanned += size
+        figures.append(scanned)
+        return max(figures) if info is not None or plan.full_scans else None
+
+    def _table_skip(self, rel: Rel, column: str, plan: PlanFacts,
+                    infos: Mapping[Rel, RelationInfo]) -> str | None:
+        """Why min/max of `column` must not be probed on the table (None: it is cheap)."""
+        name = ".".join(p for p in rel if p)
+        info = infos.get(rel)
+        if info is None:
+            return f"{name} was not found in the catalog"
+        if not info.base_table:
+            return f"{name} is a view: min/max would run its query"
+        if info.columns and not any(self._same(column, c) for c in info.columns):
+            return f"{name} has no column {column}"
+        if any(self._same(column, lead) for lead in info.leading_index_columns):
+            return None  # the index's two ends answer min and max
         bound = self.options.range_probe_row_bound
-        target = job.target
-        if isinstance(target, TableTarget):
-            if indexed:
-                return None  # the index's two ends answer min and max
-            what = f"no index leads with {job.export.range_column}, so min/max reads the table"
-        else:
-            assert isinstance(target, QueryTarget)
-            unsafe = unsafe_to_execute(target.query)
-            if unsafe:
-                return (f"the query calls {', '.join(unsafe)}; running it to find min/max "
-                        f"could have side effects")
-            what = "min/max over a query runs the whole query"
-        rows = plan.row_estimate
+        limit = bound // SCAN_MARGIN
+        what = f"no index leads with {column}, so min/max reads the whole table"
+        rows = self._rows_read(rel, plan, infos)
         if rows is None:
             return f"{what}, and its size is unknown"
-        if rows >= bound:
-            return f"{what}: ~{rows} rows, at or above the probe bound of {bound}"
-        for scan in plan.full_scans:
-            if isinstance(target, TableTarget) and scan.relation == target.rel:
-                continue  # that is the row estimate itself
-            info = infos.get(scan.relation) if scan.relation is not None else None
-            size = info.rows if info is not None else scan.rows
-            name = ".".join(p for p in scan.relation if p) if scan.relation else "a relation"
-            if size is None:
-                return f"{what}, and it reads {name} of unknown size in full"
-            if size >= bound:
-                return (f"{what}, and it reads {name} in full: ~{size} rows, at or above the "
-                        f"probe bound of {bound}")
-        if plan.examined_rows is not None and plan.examined_rows >= bound:
-            return (f"{what}, and its plan examines ~{plan.examined_rows} rows, at or above the "
-                    f"probe bound of {bound}")
+        if rows > limit:
+            return (f"{what}: ~{rows} rows, over {limit} (the probe bound of {bound} with a "
+                    f"margin of {SCAN_MARGIN}x for estimate error)")
         return None
 
-    def _error_facts(self, what: str, error: BaseException | None) -> ExportFacts:
-        if isinstance(error, _LaneDownError):
-            message = str(error)
+    def _table_min_max(self, memo: _Memo, rel: Rel, plan: PlanFacts,
+                       infos: Mapping[Rel, RelationInfo]) -> dict[str, _Outcome[MinMax]]:
+        """min/max of every wanted, cheap column of the table: one statement per table for all
+        exports of the collection (per column only when the statement for all of them fails)."""
+        columns = sorted(c for c in self.wanted.get(rel, ())
+                         if self._table_skip(rel, c, plan, infos) is None)
+        if not columns:
+            return {}
+
+        def probe() -> dict[str, _Outcome[MinMax]]:
+            try:
+                values = self._call(lambda s: s.min_max(rel, columns))
+                return {c: _Outcome(value=v) for c, v in values.items()}
+            except (ProbeTimeoutError, _LaneDownError) as exc:
+                return {c: _Outcome(error=exc) for c in columns}
+            except Exception as exc:
+                if len(columns) == 1 or is_connection_lost(exc):
+                    return {c: _Outcome(error=exc) for c in columns}
+            # One column's failure (a type without an order) must not cost the others.
+            out: dict[str, _Outcome[MinMax]] = {}
+            for column in columns:
+                try:
+                    one = self._call(_single_min_max(rel, column))
+                    out[column] = _Outcome(value=one[column])
+                except Exception as exc:
+                    out[column] = _Outcome(error=exc)
+            return out
+
+        key = ("table", rel)
+        mine, futures = memo.claim([(self.source.key, "minmax", key)])
+        future = futures[(self.source.key, "minmax", key)]
+        if mine:
+            try:
+                future.set_result(probe())
+            except BaseException as exc:  # stored for every waiter
+                future.set_exception(exc)
+        outcome = _outcome(future)
+        if outcome.error is not None:
+            return {c: _Outcome(error=outcome.error) for c in columns}
+        result: dict[str, _Outcome[MinMax]] = outcome.value or {}
+        return result
+
+    def _error_facts(self, job: _Job, what: str, error: BaseException | None) -> ExportFacts:
+        if isinstance(error, _LaneDownError | BrokenSessionError | ExplainTooLargeError):
+            message = str(error) if isinstance(error, _LaneDownError) else f"{what}: {error}"
         elif isinstance(error, ProbeTimeoutError):
             message = f"{what} {error}"
+        elif error is None:
+            message = f"{what} failed: no result"
+        elif isinstance(job.target, QueryTarget):
+            # The query is the config's SQL: the driver's message may quote data it reached
+            # (a setting, a row value in a cast error), so only the error's class is published.
+            message = (f"{what} failed: {error_class(error)} (the database's message is not "
+                       f"published for a query)")
         else:
-            message = f"{what} failed: {error_text(error) if error else 'no result'}"
+            message = f"{what} failed: {error_text(error)}"
         return ExportFacts(preflight_error=message)
 
     def _finish(self, job: _Job, facts: ExportFacts) -> None:
@@ -606,9 +737,8 @@ def _explain_probe(target: Target) -> Callable[[ProbeSession], PlanFacts]:
     return lambda session: session.explain(target)
 
 
-def _min_max_probe(target: Target, column: str,
-                   ) -> Callable[[ProbeSession], tuple[str | None, str | None]]:
-    return lambda session: session.min_max(target, column)
+def _single_min_max(rel: Rel, column: str) -> Callable[[ProbeSession], dict[str, MinMax]]:
+    return lambda session: session.min_max(rel, [column])
 
 
 # --- history -----------------------------------------------------------------------------------

@@ -1,12 +1,17 @@
 """MySQL / MariaDB probes through SQLAlchemy + PyMySQL.
 
-Safety: before any probe the session is made read-only (`SET SESSION TRANSACTION READ ONLY`,
-effective from the next transaction, hence the commit right after) and gets a statement timeout
-— `max_statement_time` in seconds on MariaDB (every statement), `max_execution_time` in
-milliseconds on MySQL (SELECTs) — plus a metadata-lock wait bound. PyMySQL never enables
-multi-statements, and socket timeouts bound a server that stops answering. The export query is
-only EXPLAINed; transactions are committed every second or 50 probes so metadata locks are not
-held for the whole run.
+Safety: before any probe, ONE statement makes the session read-only (`tx_read_only` on MariaDB,
+`transaction_read_only` on MySQL: every later transaction is read-only) and gives it a statement
+timeout — `max_statement_time` in seconds on MariaDB (every statement), `max_execution_time` in
+milliseconds on MySQL (SELECTs) — plus a metadata-lock wait bound. The driver runs in autocommit
+mode: each probe is its own read-only transaction, so no metadata lock outlives a statement and
+no COMMIT is ever sent. PyMySQL never enables multi-statements, and socket timeouts bound a
+server that stops answering. The export query is only EXPLAINed; min/max only reads a base table.
+
+Statement economy (the general log counts every command): per connection the setting statement
+and one `SELECT @@max_connections, DATABASE()`; per lane one catalog statement (tables, columns
+and leading index columns in one UNION ALL); per distinct query one EXPLAIN; per probed table
+one min/max statement for all its columns.
 
 Row estimate: `EXPLAIN FORMAT=JSON` (a str through PyMySQL). MariaDB's `query_block` gives
 `rows` and `filtered` per table of the join: the estimate is Π rows × filtered / 100; MySQL 8's
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -29,6 +33,7 @@ from rivet_ci.adapters.preflight.base import (
     MAX_FACT_INT,
     RAW,
     FullScan,
+    MinMax,
     PlanFacts,
     PreflightOptions,
     RecyclingSession,
@@ -36,8 +41,9 @@ from rivet_ci.adapters.preflight.base import (
     RelationInfo,
     TableTarget,
     Target,
-    min_max_probe,
-    render,
+    checked_plan_text,
+    min_max_statement,
+    min_max_values,
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
@@ -71,8 +77,12 @@ def create_engine(source: ResolvedSource, options: PreflightOptions) -> sa.Engin
         "read_timeout": socket_timeout,
         "write_timeout": socket_timeout,
         "program_name": "rivet-ci-preflight",
+        # The server's default: PyMySQL then sends no SET AUTOCOMMIT, nor does SQLAlchemy.
+        "autocommit": True,
     }
-    return sa.create_engine(source.url, poolclass=NullPool, connect_args=connect_args)
+    # Autocommit: every statement is its own (read-only) transaction; nothing to commit or reset.
+    return sa.create_engine(source.url, poolclass=NullPool, connect_args=connect_args,
+                            isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
 
 
 def open_session(engine: sa.Engine, options: PreflightOptions) -> MySQLSession:
@@ -82,8 +92,8 @@ def open_session(engine: sa.Engine, options: PreflightOptions) -> MySQLSession:
 class MySQLSession(RecyclingSession):
     """A read-only MySQL/MariaDB session (see the module docstring).
 
-    READ ONLY is a session characteristic here, so every implicit transaction is read-only and
-    `_begin` has nothing to send.
+    READ ONLY is a session characteristic here and the driver autocommits, so every statement is
+    a read-only transaction of its own and `_begin` / `_rollback` have nothing to send.
     """
 
     def __init__(self, engine: sa.Engine, options: PreflightOptions) -> None:
@@ -97,21 +107,28 @@ class MySQLSession(RecyclingSession):
 
     def _setup(self) -> None:
         conn = self._conn
-        conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
-        if getattr(conn.dialect, "is_mariadb", False):
-            conn.execute(sa.text("SET SESSION max_statement_time = :s"),
-                         {"s": self._options.statement_timeout_s})
+        raw = conn.connection.driver_connection
+        version = str(getattr(raw, "server_version", ""))
+        timeout = self._options.statement_timeout_s
+        lock_wait = max(1, math.ceil(timeout))
+        # Numbers formatted here (never text from a config), in one statement.
+        if "mariadb" in version.lower():
+            sql = (f"SET SESSION tx_read_only = 1, max_statement_time = {timeout:.3f},"
+                   f" lock_wait_timeout = {lock_wait}")
         else:
-            conn.execute(sa.text("SET SESSION max_execution_time = :ms"),
-                         {"ms": max(1, round(self._options.statement_timeout_s * 1000))})
-        conn.execute(sa.text("SET SESSION lock_wait_timeout = :s"),
-                     {"s": max(1, math.ceil(self._options.statement_timeout_s))})
-        # The session characteristic applies from the next transaction on.
-        conn.commit()
+            sql = (f"SET SESSION transaction_read_only = 1,"
+                   f" max_execution_time = {max(1, round(timeout * 1000))},"
+                   f" lock_wait_timeout = {lock_wait}")
+        conn.exec_driver_sql(sql, execution_options=RAW)
         row = conn.exec_driver_sql("SELECT @@max_connections, DATABASE()").one()
         self.max_connections: int | None = int(row[0]) if row[0] is not None else None
         self._database: str | None = row[1]
-        self._txn_started = time.monotonic()
+
+    def _begin(self, *, end_current: bool) -> None:
+        """Nothing to send: autocommit, and the session is read-only."""
+
+    def _rollback(self) -> None:
+        """Nothing to send: a failed autocommit statement leaves no transaction behind."""
 
     def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
         code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
@@ -119,8 +136,8 @@ class MySQLSession(RecyclingSession):
 
     def explain(self, target: Target) -> PlanFacts:
         select = select_sql(self._conn, target)
-        raw = self._run(lambda c: c.exec_driver_sql("EXPLAIN FORMAT=JSON " + select,
-                                                    execution_options=RAW).scalar())
+        raw = checked_plan_text(self._run(lambda c: c.exec_driver_sql(
+            "EXPLAIN FORMAT=JSON " + select, execution_options=RAW).scalar()))
         doc = json.loads(raw) if isinstance(raw, str | bytes) else raw
         facts = plan_facts(doc if isinstance(doc, dict) else {})
         relations = (target.rel,) if isinstance(target, TableTarget) else target.query.relations
@@ -149,46 +166,44 @@ class MySQLSession(RecyclingSession):
             return sa.or_(*(sa.and_(table.c.table_schema == schema, table.c.table_name == name)
                             for schema, name in sorted(asked)))
 
-        tables = self._run(lambda c: c.execute(
-            sa.select(_TABLES.c.table_schema, _TABLES.c.table_name, _TABLES.c.table_rows,
-                      _TABLES.c.table_type).where(where(_TABLES))).all())
-        columns = self._run(lambda c: c.execute(
-            sa.select(_COLUMNS.c.table_schema, _COLUMNS.c.table_name, _COLUMNS.c.column_name)
-            .where(where(_COLUMNS))).all())
-        s = _STATISTICS.c
-        leading = self._run(lambda c: c.execute(
-            sa.select(s.table_schema, s.table_name, s.column_name).where(
-                where(_STATISTICS), s.seq_in_index == 1, s.index_type == "BTREE",
-                s.sub_part.is_(None))).all())
+        # Tables, columns and leading btree index columns in ONE statement.
+        t, c, s = _TABLES.c, _COLUMNS.c, _STATISTICS.c
+        text = sa.String()
+        union = sa.union_all(
+            sa.select(sa.literal("T", text), t.table_schema, t.table_name,
+                      sa.cast(t.table_rows, sa.String), t.table_type).where(where(_TABLES)),
+            sa.select(sa.literal("C", text), c.table_schema, c.table_name, c.column_name,
+                      sa.null()).where(where(_COLUMNS)),
+            sa.select(sa.literal("I", text), s.table_schema, s.table_name, s.column_name,
+                      sa.null()).where(where(_STATISTICS), s.seq_in_index == 1,
+                                       s.index_type == "BTREE", s.sub_part.is_(None)),
+        )
+        rows = self._run(lambda conn: conn.execute(union).all())
+        tables = [(r[1], r[2], r[3], r[4]) for r in rows if r[0] == "T"]
         cols: dict[tuple[str, str], set[str]] = {}
-        for schema, name, column in columns:
-            cols.setdefault((schema.lower(), name.lower()), set()).add(column)
         lead: dict[tuple[str, str], set[str]] = {}
-        for schema, name, column in leading:
-            if column is not None:  # an expression index has no column
+        for kind, schema, name, column, _ in rows:
+            if kind == "C":
+                cols.setdefault((schema.lower(), name.lower()), set()).add(column)
+            elif kind == "I" and column is not None:  # an expression index has no column
                 lead.setdefault((schema.lower(), name.lower()), set()).add(column)
         out: dict[Rel, RelationInfo] = {}
         for schema, name, table_rows, table_type in tables:
             key = (schema.lower(), name.lower())
-            rows = int(table_rows) if table_rows is not None and table_type != "VIEW" else None
-            info = RelationInfo(rows=rows, columns=frozenset(cols.get(key, ())),
-                                leading_index_columns=frozenset(lead.get(key, ())))
+            size = int(table_rows) if table_rows is not None and table_type != "VIEW" else None
+            info = RelationInfo(rows=size, columns=frozenset(cols.get(key, ())),
+                                leading_index_columns=frozenset(lead.get(key, ())),
+                                base_table=table_type in ("BASE TABLE", "SYSTEM VERSIONED"))
             for rel in wanted.get(key, ()):
                 out[rel] = info
         return out
 
-    def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row = self._run(min_max_probe(self._conn, target, column))
-        return render(row[0]), render(row[1])
+    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:
+        stmt = min_max_statement(rel, columns)
+        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()))
 
     def close(self) -> None:
-        try:
-            if self._conn.in_transaction() and not self._conn.invalidated:
-                self._conn.rollback()
-        except sa.exc.DBAPIError:
-            pass
-        finally:
-            self._conn.close()
+        self._conn.close()
 
 
 def plan_facts(doc: dict[str, Any]) -> PlanFacts:

@@ -1,15 +1,18 @@
 """PostgreSQL probes through SQLAlchemy + psycopg 3.
 
-Safety: every transaction starts with `SET TRANSACTION READ ONLY` and sets `statement_timeout`
-(and `idle_in_transaction_session_timeout`) with `set_config(..., is_local => true)` — the
-bind-parameter form of `SET LOCAL`, so nothing outlives the transaction (safe behind a
-transaction-pooling PgBouncer, unlike session settings or startup options). Transactions are
-short: a new one is opened after about a second or 50 probes, so the AccessShare locks EXPLAIN
-takes are not held across a whole run. The export query is only ever EXPLAINed (no ANALYZE).
+Safety: every transaction is opened with `BEGIN READ ONLY` and sets `statement_timeout` (and
+`idle_in_transaction_session_timeout`) with `set_config(..., is_local => true)` — `SET LOCAL`,
+so nothing outlives the transaction (safe behind a transaction-pooling PgBouncer, unlike session
+settings or startup options). Transactions are short: a new one is opened after about a second
+or 500 probes, so the AccessShare locks EXPLAIN takes are not held across a whole run. The export
+query is only ever EXPLAINed (no ANALYZE); min/max only ever reads a base table.
 
-Statement economy (pg_stat_statements counts BEGIN/SET/COMMIT too): one transaction setup
-serves many probes and also reads `max_connections`; `relations` answers for every table of a
-lane in one catalog query; so an export costs its EXPLAIN, plus a min/max when that is cheap.
+Statement economy (pg_stat_statements counts BEGIN/SET/COMMIT too): the driver runs in
+autocommit mode and the session sends `[COMMIT;] BEGIN READ ONLY; SELECT set_config(...),
+current_setting('max_connections')` as ONE round trip (three statements at most) per
+transaction; the connection is closed without a ROLLBACK (the server ends a read-only
+transaction by itself); `relations` answers for every table of a lane in one catalog query; so a
+distinct query costs its EXPLAIN, and a probed table one min/max statement for all its columns.
 """
 
 from __future__ import annotations
@@ -27,14 +30,16 @@ from rivet_ci.adapters.preflight.base import (
     MAX_FACT_INT,
     RAW,
     FullScan,
+    MinMax,
     PlanFacts,
     PreflightOptions,
     RecyclingSession,
     Rel,
     RelationInfo,
     Target,
-    min_max_probe,
-    render,
+    checked_plan_text,
+    min_max_statement,
+    min_max_values,
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
@@ -43,12 +48,12 @@ T = TypeVar("T")
 _INDEX_NODES = frozenset({"Index Scan", "Index Only Scan", "Bitmap Index Scan"})
 _FUNCTION_NODES = frozenset({"Function Scan", "Table Function Scan"})
 
-# One statement per transaction: timeouts (as SET LOCAL) and max_connections.
-_SETUP = sa.text(
-    "SELECT set_config('statement_timeout', :timeout, true),"
-    " set_config('idle_in_transaction_session_timeout', :idle, true),"
-    " current_setting('max_connections')"
-)
+# Starts every transaction, in one round trip: read-only, timeouts (as SET LOCAL) and
+# max_connections. {end} is "COMMIT; " when a transaction is open. The values are numbers
+# formatted here, never text from a config.
+_BEGIN = ("{end}BEGIN READ ONLY; SELECT set_config('statement_timeout', '{timeout}ms', true),"
+          " set_config('idle_in_transaction_session_timeout', '{idle}ms', true),"
+          " current_setting('max_connections')")
 # Size, columns and leading columns of valid, non-partial btree indexes of many relations at
 # once. Relations are passed as regclass text (to_regclass resolves search_path and returns
 # NULL for a missing one instead of failing).
@@ -86,7 +91,10 @@ def create_engine(source: ResolvedSource, options: PreflightOptions) -> sa.Engin
         "tcp_user_timeout": int((options.statement_timeout_s + options.connect_timeout_s + 5)
                                 * 1000),
     }
-    return sa.create_engine(source.url, poolclass=NullPool, connect_args=connect_args)
+    # Autocommit: transactions are begun (READ ONLY) and ended by the session itself, and a
+    # closed connection is not reset with a ROLLBACK first (the server ends the transaction).
+    return sa.create_engine(source.url, poolclass=NullPool, connect_args=connect_args,
+                            isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
 
 
 def open_session(engine: sa.Engine, options: PreflightOptions) -> PostgresSession:
@@ -101,19 +109,33 @@ class PostgresSession(RecyclingSession):
         self._conn = engine.connect()
         self.max_connections: int | None = None
         try:
+            self._raw = self._driver()
+            # Plans arrive as text, so their size is checked before they are parsed.
+            self._raw.adapters.register_loader("json", psycopg.types.string.TextLoader)
             self._start_transaction()
         except BaseException:
             self._conn.close()
             raise
 
-    def _begin(self) -> None:
-        # psycopg opens the transaction with this first statement; READ ONLY must come first.
-        self._conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+    def _driver(self) -> psycopg.Connection[Any]:
+        raw = self._conn.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        return raw
+
+    def _begin(self, *, end_current: bool) -> None:
         timeout_ms = max(1, round(self._options.statement_timeout_s * 1000))
-        row = self._conn.execute(_SETUP, {
-            "timeout": f"{timeout_ms}ms", "idle": f"{timeout_ms * 2 + 5000}ms",
-        }).one()
+        sql = _BEGIN.format(end="COMMIT; " if end_current else "", timeout=timeout_ms,
+                            idle=timeout_ms * 2 + 5000)
+        # No parameters: psycopg sends the statements in one simple-protocol round trip.
+        cursor = self._raw.execute(sql.encode())
+        while cursor.nextset():
+            pass
+        row = cursor.fetchone()
+        assert row is not None
         self.max_connections = int(row[2])
+
+    def _rollback(self) -> None:
+        self._raw.execute(b"ROLLBACK")
 
     def _is_timeout(self, exc: sa.exc.DBAPIError) -> bool:
         return isinstance(exc.orig, psycopg.errors.QueryCanceled)
@@ -121,8 +143,9 @@ class PostgresSession(RecyclingSession):
 
     def explain(self, target: Target) -> PlanFacts:
         sql = "EXPLAIN (FORMAT JSON, VERBOSE) " + select_sql(self._conn, target)
-        doc = self._run(lambda c: c.exec_driver_sql(sql, execution_options=RAW).scalar())
-        if isinstance(doc, str | bytes):  # psycopg parses json; other drivers may not
+        doc = checked_plan_text(self._run(
+            lambda c: c.exec_driver_sql(sql, execution_options=RAW).scalar()))
+        if isinstance(doc, str | bytes):  # registered as text above, so the size is known
             doc = json.loads(doc)
         if not isinstance(doc, list) or not doc or "Plan" not in doc[0]:
             return PlanFacts(row_estimate=None, notes=("EXPLAIN returned no plan",))
@@ -139,21 +162,17 @@ class PostgresSession(RecyclingSession):
             size = int(reltuples) if reltuples is not None and reltuples >= 0 and relkind in (
                 "r", "p", "m") else None
             out[rels[int(ord_) - 1]] = RelationInfo(
-                rows=size, columns=frozenset(columns), leading_index_columns=frozenset(leading))
+                rows=size, columns=frozenset(columns), leading_index_columns=frozenset(leading),
+                base_table=relkind in ("r", "p", "m"))
         return out
 
-    def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row = self._run(min_max_probe(self._conn, target, column))
-        return render(row[0]), render(row[1])
+    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:
+        stmt = min_max_statement(rel, columns)
+        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()))
 
     def close(self) -> None:
-        try:
-            if self._conn.in_transaction() and not self._conn.invalidated:
-                self._conn.rollback()  # read-only: nothing to keep
-        except sa.exc.DBAPIError:
-            pass
-        finally:
-            self._conn.close()
+        # No ROLLBACK first: closing ends the read-only transaction on the server.
+        self._conn.close()
 
 
 def plan_facts(top: dict[str, Any]) -> PlanFacts:

@@ -5,10 +5,12 @@ new database) plus `PRAGMA query_only`. SQLite has no server-side statement time
 probe runs under a progress handler that interrupts it past the deadline.
 
 SQLite plans carry no row counts. A table's size comes from `sqlite_stat1` (written by the
-user's ANALYZE: the first number of each row is the row count); without it, `count(*)` is run
-only when the whole database is small (`PRAGMA page_count` under a bound), else the size is
-unknown. Indexes come from `pragma_index_list` / `pragma_index_info` (non-partial indexes whose
-first column is the one asked about) and the rowid alias (`INTEGER PRIMARY KEY`).
+user's ANALYZE: the first number of each row is the row count); without it, `count(*)` of the
+table or view the config names is run only when the whole database is small (`PRAGMA
+page_count` under a bound), else the size is unknown. A `query:` is never run (not even
+counted): its size is unknown. Indexes come from `pragma_index_list` / `pragma_index_info`
+(non-partial indexes whose first column is the one asked about) and the rowid alias
+(`INTEGER PRIMARY KEY`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sqlalchemy.pool import NullPool
 from rivet_ci.adapters.preflight.base import (
     RAW,
     FullScan,
+    MinMax,
     PlanFacts,
     PreflightOptions,
     ProbeTimeoutError,
@@ -33,13 +36,12 @@ from rivet_ci.adapters.preflight.base import (
     RelationInfo,
     TableTarget,
     Target,
-    min_max_probe,
+    min_max_statement,
+    min_max_values,
     quoted,
-    render,
     select_sql,
     table_select,
 )
-from rivet_ci.adapters.preflight.safety import unsafe_to_execute
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
 T = TypeVar("T")
@@ -83,6 +85,7 @@ class SQLiteSession:
     """A read-only SQLite session (see the module docstring)."""
 
     max_connections: int | None = None
+    broken: bool = False
 
     def __init__(self, engine: sa.Engine, options: PreflightOptions) -> None:
         self._options = options
@@ -134,8 +137,7 @@ class SQLiteSession:
         if isinstance(target, TableTarget):
             info = self.relations([target.rel]).get(target.rel)
             estimate = info.rows if info else None
-        if estimate is None and self.small and (
-                isinstance(target, TableTarget) or not unsafe_to_execute(target.query)):
+        if estimate is None and self.small and isinstance(target, TableTarget):
             estimate = self._bounded_count(select, notes)
         return PlanFacts(
             row_estimate=estimate,
@@ -144,7 +146,8 @@ class SQLiteSession:
         )
 
     def _bounded_count(self, select: str, notes: list[str]) -> int | None:
-        """Rows of a view or query in a small file, counted up to the probe bound only."""
+        """Rows of a table or view the config names, in a small file, counted up to the probe
+        bound only (never a `query:`: that would run SQL a pull request wrote)."""
         bound = self._options.range_probe_row_bound
         # The LIMIT stops a huge result (a cross join) early; the deadline stops the rest.
         sql = f"SELECT count(*) FROM (SELECT 1 FROM ({select}) LIMIT ?)"
@@ -185,7 +188,8 @@ class SQLiteSession:
             leading.add(str(pk[0][0]))  # the rowid alias: the table's own b-tree key
         return RelationInfo(rows=self._rows(schema, name) if kind == "table" else None,
                             columns=frozenset(str(r[0]) for r in table_info),
-                            leading_index_columns=frozenset(leading))
+                            leading_index_columns=frozenset(leading),
+                            base_table=kind == "table")
 
     def _rows(self, schema: str, name: str) -> int | None:
         q_schema = quoted(self._conn, schema)
@@ -204,9 +208,9 @@ class SQLiteSession:
             return count
         return None
 
-    def min_max(self, target: Target, column: str) -> tuple[str | None, str | None]:
-        row = self._run(min_max_probe(self._conn, target, column))
-        return render(row[0]), render(row[1])
+    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:
+        stmt = min_max_statement(rel, columns)
+        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()))
 
     def close(self) -> None:
         self._conn.close()
