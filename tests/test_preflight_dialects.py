@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from db_seed import (
-    CUSTOMERS,
     NULLABLE_ROWS,
     ROWS,
     SPARSE_ROWS,
@@ -15,6 +14,7 @@ from db_seed import (
     collect,
 )
 
+from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED
 from rivet_ci.core.config import ExportConfig
 from rivet_ci.core.facts import ExportFacts
 from rivet_ci.core.signals import derive_signals
@@ -93,8 +93,10 @@ def test_min_max_observed_on_indexed_column(facts: dict[str, ExportFacts]) -> No
     assert column.max is not None and column.max.startswith("2024-07-27 08:00:00")
     assert facts["orders_chunked"].columns["id"].min == "1"
     assert facts["orders_chunked"].columns["id"].max == str(ROWS)
-    small = facts["small_query"].columns["id"]  # a query under the bound: wrapped and probed
-    assert (small.min, small.max) == ("1", str(CUSTOMERS))
+    # A query, however small, is never run: its range stays unobserved, and says why.
+    small = facts["small_query"].columns["id"]
+    assert (small.min, small.max) == (None, None)
+    assert small.range_skipped == QUERY_RANGE_SKIPPED
 
 
 def test_min_max_skipped_on_large_unindexed_column(facts: dict[str, ExportFacts]) -> None:

@@ -109,12 +109,14 @@ def test_server_stopped_mid_run(tmp_path: Path) -> None:
     try:
         admin = engine(server.url)
         with admin.connect() as conn:
-            conn.exec_driver_sql("CREATE TABLE t (id int PRIMARY KEY)")
-            conn.exec_driver_sql("INSERT INTO t SELECT generate_series(1, 100)")
-            conn.exec_driver_sql("ANALYZE t")
+            for i in range(30):
+                conn.exec_driver_sql(f"CREATE TABLE t{i} (id int PRIMARY KEY)")
+                conn.exec_driver_sql(f"INSERT INTO t{i} SELECT generate_series(1, 100)")
+            conn.exec_driver_sql("ANALYZE")
         admin.dispose()
+        # One min/max per table, each run as its export finishes: the stop lands between them.
         exports = [{"name": f"e{i}", "mode": "incremental", "cursor_column": "id",
-                    "query": f"SELECT id FROM t WHERE id > {i}"} for i in range(30)]
+                    "table": f"t{i}"} for i in range(30)]
         loaded, path = write_config(tmp_path, exports)
         seen: list[int] = []
 

@@ -171,7 +171,8 @@ def collect_facts(
         if job.source is not None and job.range_column and isinstance(job.target, TableTarget):
             wanted.setdefault(job.source.key, {}).setdefault(
                 job.target.rel, set()).add(job.range_column)
-    pools = {key: _SourcePool(options.max_connections_per_group) for key in engines}
+    every_pool: list[_SourcePool] = []
+    pools = {key: _SourcePool(options.max_connections_per_group, every_pool) for key in engines}
     runs: list[_Lane] = []
     for lane_jobs in lanes.values():
         src = lane_jobs[0].source
@@ -342,12 +343,22 @@ class _Held:
 
 class _SourcePool:
     """At most `size` sessions on one source, handed from lane to lane: lanes of a source that
-    run one after another reuse one connection instead of opening their own."""
+    run one after another reuse one connection instead of opening their own.
 
-    def __init__(self, size: int) -> None:
+    An idle session stays open only until some lane must open a new connection (to any source):
+    then every idle one is closed first, so a `source_group` spanning several sources never has
+    more connections open than lanes running."""
+
+    def __init__(self, size: int, every: list[_SourcePool]) -> None:
         self._slots = threading.BoundedSemaphore(size)
         self._lock = threading.Lock()
         self._idle: list[ProbeSession] = []
+        self._every = every
+        every.append(self)
+
+    def close_every_idle(self) -> None:
+        for pool in list(self._every):
+            pool.close()
 
     @contextmanager
     def session_slot(self) -> Iterator[_Held]:
@@ -462,6 +473,7 @@ class _Lane:
         if self.down is not None:
             raise _LaneDownError(self.down)
         if self.held.session is None:
+            self.pool.close_every_idle()
             try:
                 self.held.session = self.driver.open_session(self.engine, self.options)
             except Exception as exc:  # any driver error is "cannot connect"

@@ -49,8 +49,9 @@ from rivet_ci.adapters.preflight.base import (
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 
 T = TypeVar("T")
-# MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted".
-_TIMEOUT_CODES = frozenset({1969, 3024, 1317})
+# MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted",
+# "lock wait timeout exceeded" (lock_wait_timeout).
+_TIMEOUT_CODES = frozenset({1969, 3024, 1317, 1205})
 _FULL_ACCESS = frozenset({"ALL", "index"})
 
 # information_schema column names are case-insensitive; lower case keeps SQLAlchemy from
