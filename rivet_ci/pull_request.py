@@ -79,16 +79,6 @@ FactsCollector = Callable[[Sequence[LoadedConfig]], FactsFile]
 HistoryReader = Callable[[FactsFile | None, Sequence[LoadedConfig]], FactsFile]
 
 
-def merge_facts(first: FactsFile, second: FactsFile) -> FactsFile:
-    """Per-config sections of both; for an export in both, `first` wins."""
-    sections = dict(second.configs)
-    for path, section in first.configs.items():
-        merged = {**(sections[path].exports if path in sections else {}), **section.exports}
-        sections[path] = section.model_copy(update={"exports": merged})
-    return first.model_copy(update={"configs": sections,
-                                    "exports": {**second.exports, **first.exports}})
-
-
 UNTRUSTED_SOURCE = ("a config file new in this pull request: live preflight connects only to "
                     "sources already on the base branch; plan it from a facts file")
 
@@ -117,25 +107,26 @@ def with_base_sources(
 def collect_for_both_sides(
     collect: FactsCollector, base: Sequence[LoadedConfig], head: Sequence[LoadedConfig],
 ) -> FactsFile:
-    """Live facts for the head configs, plus the exports only the base still has.
+    """Live facts for the head configs, plus the exports only the base still has — in ONE
+    collection (one connection per source, each distinct probe once).
 
     One facts source for both sides: an export present on both sides is observed once (as the
     head configures it, on the source the base configures), so its plan can only differ by what
     the PR changed in its config. Configs new in the PR get no live facts.
     """
     trusted, new = with_base_sources(head, base)
-    facts = collect(trusted)
+    in_head = {(c.path, e.name) for c in head for e in c.exports}
+    # (base configs are on the base branch: their sources are trusted as they are)
+    base_only = [c.model_copy(update={"exports": kept}) for c in base
+                 if (kept := tuple(e for e in c.exports if (c.path, e.name) not in in_head))]
+    facts = collect([*trusted, *base_only])
     if new:
         sections = dict(facts.configs)
         for config in new:
             sections[config.path] = ConfigFacts(exports={
                 e.name: ExportFacts(preflight_error=UNTRUSTED_SOURCE) for e in config.exports})
         facts = facts.model_copy(update={"configs": sections})
-    in_head = {(c.path, e.name) for c in head for e in c.exports}
-    # (base configs are on the base branch: their sources are trusted as they are)
-    base_only = [c.model_copy(update={"exports": kept}) for c in base
-                 if (kept := tuple(e for e in c.exports if (c.path, e.name) not in in_head))]
-    return merge_facts(facts, collect(base_only)) if base_only else facts
+    return facts
 
 
 def plan_pull_request(

@@ -165,3 +165,32 @@ def yaml_config(source: dict[str, object], exports: list[dict[str, object]]) -> 
     import yaml
 
     return yaml.safe_dump({"source": source, "exports": exports}, sort_keys=False)
+
+
+def test_base_and_head_are_collected_in_one_session(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    # The PR removes `customers`: its facts (base only) come from the same, single collection
+    # as the head's — one engine start-up, one connection, one read-only transaction.
+    ws = live_workspace(tmp_path)
+    head = ws.repo.commit("drop customers", {"rivet/orders.yaml": config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    admin = db_seed.engine(pg_db)
+    with admin.connect() as conn:
+        conn.exec_driver_sql("SELECT pg_stat_statements_reset()")
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
+    with admin.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT s.query, s.calls FROM pg_stat_statements s JOIN pg_database d "
+            "ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel").all()
+    admin.dispose()
+    assert result.code == 0, result.stderr + result.stdout
+    plan = json.loads((ws.path / "plan.json").read_text())
+    removed = [e for e in plan["diff"]["exports"] if e["status"] == "removed"]
+    assert [e["export_name"] for e in removed] == ["customers"]
+    calls = {str(q): int(n) for q, n in rows}
+    assert sum(n for q, n in calls.items() if q.startswith("EXPLAIN")) == 2
+    assert sum(n for q, n in calls.items() if "set_config" in q) == 1  # one transaction
+    assert sum(n for q, n in calls.items() if "pg_catalog.version()" in q) == 1  # one engine

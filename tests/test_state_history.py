@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,3 +192,44 @@ def test_unreachable_postgres_state_is_a_problem(tmp_path: Path) -> None:
                            state_url="postgresql://u:stateSecret42@127.0.0.1:1/state")
     assert history.runs == {}
     assert history.problem is not None and "stateSecret42" not in history.problem
+
+
+def test_a_recursive_view_named_export_metrics_is_refused_fast(tmp_path: Path) -> None:
+    # A pull request can commit a .rivet_state.db: a never-ending recursive VIEW must neither
+    # hang the gate nor spill temp files until the disk is full. It is not read at all.
+    state = tmp_path / STATE_FILE
+    conn = sqlite3.connect(state)
+    conn.execute(
+        "CREATE VIEW export_metrics AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM r) SELECT n AS id, 'failing' AS export_name, 'failed' AS status, "
+        "randomblob(100000) AS error_message FROM r ORDER BY n DESC")
+    conn.commit()
+    conn.close()
+    before = digest(state)
+    start = time.monotonic()
+    history = read_history(tmp_path / "rivet.yaml", NAMES, environ={}, timeout_s=30)
+    assert time.monotonic() - start < 2
+    assert history.runs == {}
+    assert history.problem is not None and "is a view, not a table" in history.problem
+    assert digest(state) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [STATE_FILE]
+
+
+def test_reading_history_stops_at_the_deadline(tmp_path: Path) -> None:
+    state = tmp_path / STATE_FILE
+    conn = sqlite3.connect(state)
+    conn.execute(SCHEMA)
+    conn.execute(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200000) "
+        "INSERT INTO export_metrics (export_name, status, duration_ms) "
+        "SELECT 'failing', 'success', n FROM g")
+    conn.commit()
+    conn.close()
+    start = time.monotonic()
+    history = read_history(tmp_path / "rivet.yaml", NAMES, environ={}, timeout_s=0.01)
+    assert time.monotonic() - start < 2
+    assert history.runs == {}
+    assert history.problem is not None and "took longer than 0.01 s" in history.problem
+    # ...and with time enough, the same file is read.
+    full = read_history(tmp_path / "rivet.yaml", NAMES, environ={}, timeout_s=30)
+    assert full.problem is None and len(full.runs["failing"]) == 20

@@ -12,6 +12,12 @@ with a statement timeout. Nothing is created or migrated. A missing file or tabl
 history. Any other failure is reported in :attr:`StateHistory.problem` (passwords masked) and
 also means no history: history refines a plan, it never blocks one.
 
+A SQLite state file may come from anywhere (a pull request can commit one), so it is read
+defensively: `export_metrics` must be a TABLE (a view — e.g. a recursive one that never ends
+and spills to temp files — is refused without being read), every statement runs under a
+progress handler that interrupts it past the deadline (`timeout_s`), and temp storage stays
+bounded by the file itself (a plain table sorted once).
+
 Usage::
 
     history = read_history(Path("pipelines/a.yaml"), ["orders"], environ=os.environ)
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -116,9 +123,10 @@ def read_history_at(
                 return StateHistory(location=where)  # no state yet: no history
             rows = _read_sqlite(location.path, names, timeout_s)
     except Exception as exc:  # history must never stop planning
+        reason = str(exc) if isinstance(exc, HistoryTimeoutError | LookupError) else error_text(
+            exc)
         return StateHistory(location=where,
-                            problem=redact(f"cannot read run history from {where}: "
-                                           f"{error_text(exc)}"))
+                            problem=redact(f"cannot read run history from {where}: {reason}"))
     if rows is None:
         return StateHistory(location=where)
     runs: dict[str, list[RunRecord]] = {}
@@ -129,17 +137,37 @@ def read_history_at(
     return StateHistory(location=where, runs=runs)
 
 
+class HistoryTimeoutError(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"reading it took longer than {seconds:g} s")
+
+
 def _read_sqlite(path: Path, names: list[str], timeout_s: float) -> list[dict[str, Any]] | None:
     uri = _sqlite_uri(path)
+    deadline = time.monotonic() + timeout_s
 
     def connect() -> sqlite3.Connection:
-        return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+        # Called every 10,000 virtual-machine instructions: past the deadline, interrupt.
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        return conn
 
     engine = sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
     try:
         with engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA query_only = 1")
+            kind = conn.exec_driver_sql(
+                "SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE",
+                (TABLE,)).scalar()
+            if kind is None:
+                return None
+            if kind != "table":
+                raise LookupError(f"{TABLE} is a {kind}, not a table: not read")
             return _select(conn, names)
+    except sa.exc.OperationalError as exc:
+        if "interrupted" in str(exc.orig):
+            raise HistoryTimeoutError(timeout_s) from None
+        raise
     finally:
         engine.dispose()
 
