@@ -216,21 +216,22 @@ def quoted(conn: sa.Connection, name: str) -> str:
 def error_class(exc: BaseException) -> str:
     """What kind of error the driver raised, without its message (which may quote data).
 
-    `UndefinedTable (SQLSTATE 42P01)`, `OperationalError (error 1105)`, `OperationalError
-    (SQLITE_ERROR)`: enough to act on, nothing a query could smuggle out of the source.
+    `UndefinedTable (SQLSTATE 42P01)`, `OperationalError (error 1105, SQLSTATE HY000)`,
+    `OperationalError (SQLITE_ERROR)`: enough to act on, nothing a query could smuggle out.
     """
     orig = getattr(exc, "orig", None)
     inner: BaseException = orig if isinstance(orig, BaseException) else exc
     name = type(inner).__name__
+    parts: list[str] = []
+    if inner.args and isinstance(inner.args[0], int) and not isinstance(inner.args[0], bool):
+        parts.append(f"error {inner.args[0]}")  # PyMySQL: (code, message)
     sqlstate = getattr(inner, "sqlstate", None)
     if isinstance(sqlstate, str) and sqlstate.isalnum():
-        return f"{name} (SQLSTATE {sqlstate})"
-    if inner.args and isinstance(inner.args[0], int) and not isinstance(inner.args[0], bool):
-        return f"{name} (error {inner.args[0]})"  # PyMySQL: (code, message)
+        parts.append(f"SQLSTATE {sqlstate}")
     sqlite_name = getattr(inner, "sqlite_errorname", None)
     if isinstance(sqlite_name, str) and sqlite_name.replace("_", "").isalnum():
-        return f"{name} ({sqlite_name})"
-    return name
+        parts.append(sqlite_name)
+    return f"{name} ({', '.join(parts)})" if parts else name
 
 
 def error_text(exc: BaseException) -> str:
