@@ -1,20 +1,25 @@
 """`rivet-ci action`: the GitHub Action entrypoint — wires settings, git, facts, GitHub.
 
-Order matters for "lose nothing": plan.json and the comment file are written before anything is
-posted, so a GitHub outage or a read-only fork token never loses the plan. Exit codes follow the
-gate (0 passed, 1 failed by policy); setup problems are 2; a failure to post is reported as a
-warning and does not change the gate's verdict.
+Order matters for "lose nothing": plan.json, the step outputs and the comment file are written
+before anything is posted, so a GitHub outage or a read-only fork token never loses the plan.
+Exit codes follow the gate (0 passed, 1 failed by policy); setup problems are 2; a failure to
+post is reported as a warning and does not change the gate's verdict.
+
+The trust boundary (docs/security.md): configs are filled only from `env-allow` variables;
+the facts file, URL files, state databases and template dir are read from the base revision
+(`rivet_ci.trust`); every output leaves through the redacting sink (`rivet_ci.sink`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rivet_ci import __version__
-from rivet_ci.adapters.files import load_facts_file
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.github import (
     Behaviour,
@@ -25,6 +30,7 @@ from rivet_ci.adapters.github import (
     upsert_comment,
 )
 from rivet_ci.adapters.preflight.collect import collect_facts
+from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.context import Context
 from rivet_ci.core.comment_view import (
@@ -38,6 +44,7 @@ from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.marker import make_marker
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GateResult, evaluate_gate, parse_policy
@@ -48,9 +55,10 @@ from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.live_facts import with_state_history
 from rivet_ci.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
-from rivet_ci.redaction import redactor_for
 from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_environment
 from rivet_ci.settings import ActionSettings, SettingsError, write_outputs
+from rivet_ci.sink import check_parents, write_output
+from rivet_ci.trust import TrustedFiles
 
 MAX_ANNOTATIONS = 10
 # Outcomes after which the PR shows this run's comment.
@@ -95,15 +103,42 @@ def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[
     return None, settings.base_ref, settings.sha or "HEAD"
 
 
-def load_facts(settings: ActionSettings) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
+def load_facts(settings: ActionSettings, trusted: TrustedFiles,
+               ) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
+    """The facts file from the trusted side (the base revision, or the workflow's own file).
+
+    A facts file only the pull request has is not used (`trusted` records the finding).
+    """
     path = settings.facts_path
     if path is None:
         return None, [], FactsOrigin(kind="none")
-    facts, problems = load_facts_file(path, root=settings.workspace)
+    shown = settings.for_output(path)
+    data = trusted.read_file(path, "facts")
+    if data is None:
+        return None, [], FactsOrigin(kind="none")
+    try:
+        facts, problems = load_facts_text(shown, data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        facts, problems = None, [Problem(file=shown, message=f"cannot read facts file: {exc}")]
     if facts is None:  # cannot be read or parsed: a setup error, never a config error of base
         raise_facts_error(problems)
-    return facts, problems, FactsOrigin(kind="file", path=settings.for_output(path),
-                                        captured_at=facts.captured_at)
+    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+
+
+def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) -> Path:
+    """A directory mirroring the configs' folders with their trusted `.rivet_state.db` files.
+
+    rivet keeps its state beside each config; a pull request may commit one, so the state
+    database is taken from the base revision (or the workflow's own untracked file) and copied
+    here, where the history reader opens it read-only.
+    """
+    for folder in sorted({Path(p).parent for p in paths}):
+        data = trusted.read_file(folder / STATE_FILE, "state")
+        if data is not None:
+            target = into / folder / STATE_FILE
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    return into
 
 
 def _escape_data(text: str) -> str:
@@ -173,94 +208,129 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     owner = WorkspaceOwner.of(settings.workspace)
     repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None)
     repo.ensure_merge_base(base, head)
-    facts, facts_problems, origin = load_facts(settings)
+    base_sha, head_sha = repo.resolve(base), repo.resolve(head)
+    trusted = TrustedFiles(repo, settings.workspace, trusted=base_sha,
+                           fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
+                           head=head_sha)
+    facts, facts_problems, origin = load_facts(settings, trusted)
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
-    # Configs are untrusted and filled from this environment: no secret leaves in any output.
-    redact = redactor_for(ctx.environ, [state_url])
+    redact = ctx.redact  # the output boundary's: every credential learnt is added to it
+    redact.add(state_url)
+    # `${...}` in pull-request content is filled only from the `env-allow` variables.
+    allowed = {name: ctx.environ[name] for name in settings.env_allow if name in ctx.environ}
 
-    def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
-        return collect_facts(
-            [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
-            repo_root=settings.workspace, include_history=True, state_url=state_url)
+    def read_url_file(path: str) -> str:
+        data = trusted.read_file(Path(path), "url-file")
+        if data is None:
+            raise FileNotFoundError(2, "not on the base revision")
+        return data.decode("utf-8")
 
-    def add_history(current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
-        enriched, notes = with_state_history(current, configs, state_url,
-                                             root=settings.workspace, environ=ctx.environ)
-        for note in notes:
-            ctx.stdout.write(f"::warning title=rivet-ci history::{redact(note)}\n")
-        return enriched
+    with tempfile.TemporaryDirectory(prefix="rivet-ci-state-") as state_dir:
 
-    pr = plan_pull_request(repo, base=base, head=head, globs=settings.configs, facts=facts,
-                           origin=origin, environ=ctx.environ, facts_problems=facts_problems,
-                           collect=collect if settings.live else None,
-                           add_history=add_history if state_url and not settings.live else None)
+        def history(current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
+            root = (settings.workspace if state_url else
+                    trusted_state_root(trusted, [c.path for c in configs], Path(state_dir)))
+            enriched, notes = with_state_history(current, configs, state_url, root=root,
+                                                 environ=ctx.environ)
+            for note in notes:
+                ctx.stdout.write(f"::warning title=rivet-ci history::{_escape_data(note)}\n")
+            return enriched
+
+        def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
+            live = collect_facts(
+                [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
+                repo_root=settings.workspace, include_history=False, redact=redact,
+                read_url_file=read_url_file)
+            return history(live, configs)
+
+        pr = plan_pull_request(repo, base=base_sha, head=head_sha, globs=settings.configs,
+                               facts=facts, origin=origin, environ=allowed,
+                               facts_problems=facts_problems,
+                               collect=collect if settings.live else None,
+                               add_history=history if state_url and not settings.live else None,
+                               source_environ=ctx.environ)
+    template_files = (trusted.read_dir(settings.template_path, "template")
+                      if settings.template_path is not None else None)
+    if trusted.findings:  # a PR changing what grades it: a finding, never used
+        pr = dataclasses.replace(pr, diff=pr.diff.model_copy(update={
+            "findings": (*pr.diff.findings, *trusted.findings)}))
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
     checked = pr.checked()
 
-    def write(path: Path, text: str) -> None:
+    def write(path: Path, text: str, *, append: bool = False, root: Path | None = None) -> None:
+        # Through the output boundary: redacted, never through a symlink.
+        existed = path.exists()
+        check_parents(path, root)
         make_parents(path, owner)
-        path.write_text(text, encoding="utf-8")
-        adopt(path, owner)
-
-    # 1. The artifact first: it must survive anything that fails later.
-    write(settings.output_path, redact(dump_json(pull_request_document(
-        pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__))))
-
-    # 2. The comment (short enough for GitHub) and the full report (for the step summary).
-    env = template_environment(settings.template_path)
-    marker = make_marker(settings.gate_id, pr.head_sha, timestamp)
-    facts_text = facts_description(origin, ctx.now())
-
-    def view(rows: int | None, details: bool) -> CommentView:
-        return build_comment_view(
-            pr.diff, gate, gate_id=settings.gate_id, marker=marker, base_sha=pr.base_sha,
-            head_sha=pr.head_sha, facts=facts_text, run_url=settings.run_url, max_rows=rows,
-            show_details=details, checked=checked)
-
-    body = redact(render_within_limit(view, env)[0])
-    short = redact(render_within_limit(view, env, limit=16_000)[0])
-    full = redact(render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)[0])
-    write(settings.comment_path, body)
-    if settings.step_summary is not None:
-        existed = settings.step_summary.exists()
-        with settings.step_summary.open("a", encoding="utf-8") as handle:
-            handle.write(full)
+        write_output(path, text, redact, root=root, append=append)
         if not existed:
-            adopt(settings.step_summary, owner)
+            adopt(path, owner)
 
-    # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
-    #    notices; and the facts file's own problems, which make this a setup error.
-    for line in annotations_for(gate, pr.diff.findings):
-        ctx.stdout.write(redact(line) + "\n")
-    errors = facts_errors(facts_problems)
-    for problem in errors[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(redact(annotation(Finding(
-            kind="config-error", status="new", message=problem.render(), file=problem.file,
-            line=problem.line))).replace("title=rivet-ci config-error", "title=rivet-ci facts")
-            + "\n")
+    def write_step_outputs(values: Mapping[str, str | int | bool]) -> None:
+        if settings.github_output is not None:
+            existed = settings.github_output.exists()
+            write_outputs(settings.github_output, values, redact)
+            if not existed:
+                adopt(settings.github_output, owner)
 
-    # 4. Post (or not).
-    outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
-                           timestamp=timestamp, ctx=ctx)
+    # 1. The artifact first: it must survive anything that fails later; then the outputs.
+    write(settings.output_path, dump_json(pull_request_document(
+        pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)),
+        root=settings.workspace)
     outputs: dict[str, str | int | bool] = {
         "plan-path": settings.for_output(settings.output_path),
-        "comment-url": (outcome.url or "") if outcome else "",
+        "comment-url": "",
         "comment-file": settings.for_output(settings.comment_path),
         "changed-exports": len(pr.diff.changed_exports),
         "new-isolations": sum(1 for c in pr.diff.exports if c.isolation == "new"),
         "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
         "gate": "passed" if gate.passed else "failed",
-        "comment-posted": bool(outcome and outcome.action in POSTED),
+        "comment-posted": False,
         **checked,
         "policy": gate.policy,
     }
-    if settings.github_output is not None:
-        existed = settings.github_output.exists()
-        write_outputs(settings.github_output, outputs)
-        if not existed:
-            adopt(settings.github_output, owner)
+    write_step_outputs(outputs)
+
+    # 2. The comment (short enough for GitHub) and the full report (for the step summary).
+    env = template_environment(
+        None if template_files is not None else settings.template_path, files=template_files)
+    marker = make_marker(settings.gate_id, pr.head_sha, timestamp)
+    facts_text = facts_description(origin, ctx.now())
+
+    def view(rows: int | None, details: bool) -> CommentView:
+        # Redacted before the template escapes anything.
+        return redact.scrub(build_comment_view(
+            pr.diff, gate, gate_id=settings.gate_id, marker=marker, base_sha=pr.base_sha,
+            head_sha=pr.head_sha, facts=facts_text, run_url=settings.run_url, max_rows=rows,
+            show_details=details, checked=checked))
+
+    body = redact(render_within_limit(view, env)[0])
+    short = redact(render_within_limit(view, env, limit=16_000)[0])
+    full = render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)[0]
+    write(settings.comment_path, body, root=settings.workspace)
+    if settings.step_summary is not None:
+        write(settings.step_summary, full, append=True)
+
+    # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
+    #    notices; and the facts file's own problems, which make this a setup error.
+    for line in annotations_for(gate, pr.diff.findings):
+        ctx.stdout.write(line + "\n")
+    errors = facts_errors(facts_problems)
+    for problem in errors[:MAX_ANNOTATIONS]:
+        ctx.stdout.write((annotation(Finding(
+            kind="config-error", status="new", message=problem.render(), file=problem.file,
+            line=problem.line))).replace("title=rivet-ci config-error", "title=rivet-ci facts")
+            + "\n")
+
+    # 4. Post (or not), then the outputs that depend on it.
+    outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
+                           timestamp=timestamp, ctx=ctx)
+    if outcome is not None:
+        outputs["comment-url"] = outcome.url or ""
+        outputs["comment-posted"] = outcome.action in POSTED
+        write_step_outputs({k: outputs[k] for k in ("comment-url", "comment-posted")})
     ctx.stdout.write(f"rivet-ci: {checked_text(checked)}; {len(pr.diff.changed_exports)} "
                      f"changed export(s); gate {outputs['gate']} (fail-on: {gate.policy}); "
                      f"plan: {outputs['plan-path']}\n")
@@ -268,7 +338,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
     if errors:
         ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
-                         + "".join(f"  {redact(p.render())}\n" for p in errors))
+                         + "".join(f"  {p.render()}\n" for p in errors))
         return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED
 

@@ -8,18 +8,22 @@ configuration or setup error (including any `OSError` on an input or output), 3 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO, cast
 
 from rivet_ci import __version__
 from rivet_ci.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
+from rivet_ci.redaction import environment_secrets, redactor_for
 from rivet_ci.runtime import tune_gc
+from rivet_ci.sink import RedactingStream, logging_to
 
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
 # imported by name and only when needed: a command pulls in what it uses (SQLAlchemy and the
@@ -57,7 +61,26 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str], ctx: Context) -> int:
-    """Parse and dispatch; every error ends here as a message and an exit code."""
+    """Parse and dispatch; every error ends here as a message and an exit code.
+
+    Everything the command writes to stdout, stderr or the logging module passes the output
+    boundary's redactor (`rivet_ci.sink`), built here from the environment's secrets.
+    """
+    redact = ctx.redact
+    redact.add(*environment_secrets(ctx.environ))
+    out, err = (stream if isinstance(stream, RedactingStream) and stream.redact is redact
+                else cast(TextIO, RedactingStream(stream, redact))
+                for stream in (ctx.stdout, ctx.stderr))
+    safe = dataclasses.replace(ctx, stdout=out, stderr=err)
+    try:
+        with logging_to(err):
+            return _run(argv, safe)
+    finally:
+        out.flush()
+        err.flush()
+
+
+def _run(argv: Sequence[str], ctx: Context) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(list(argv))
@@ -94,7 +117,14 @@ def describe_os_error(exc: OSError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     tune_gc()
-    ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=dict(os.environ), cwd=Path.cwd())
+    environ = dict(os.environ)
+    # The process-wide streams too: whatever bypasses the command's context (a traceback at
+    # exit, a warning, a library printing) still leaves through the redactor.
+    redact = redactor_for(environ)
+    sys.stdout = cast(TextIO, RedactingStream(sys.stdout, redact))
+    sys.stderr = cast(TextIO, RedactingStream(sys.stderr, redact))
+    ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
+                  redact=redact)
     return run(sys.argv[1:] if argv is None else argv, ctx)
 
 

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from rivet_ci.redaction import Redactor
+
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
@@ -24,6 +26,9 @@ class Context:
     environ: Mapping[str, str]
     cwd: Path
     now: Callable[[], datetime] = field(default=_utc_now)
+    # The output boundary's redactor (see rivet_ci.sink): `cli.run` builds it from `environ`
+    # and wraps `stdout`/`stderr` with it; commands add the secrets they learn.
+    redact: Redactor = field(default_factory=Redactor)
 
     def timestamp(self) -> str:
         return self.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -41,8 +41,20 @@ class PullRequestPlan:
 
     @property
     def changed_files_json(self) -> list[dict[str, str | None]]:
-        return [{"status": c.status, "path": c.path, "old_path": c.old_path}
+        return [{"status": c.status, "path": shown_path(c.path),
+                 "old_path": None if c.old_path is None else shown_path(c.old_path)}
                 for c in self.changed]
+
+
+def shown_path(path: str) -> str:
+    """A git path for output: a name that is not UTF-8 (held as surrogate escapes) shows its
+    undecodable bytes as `\\xNN`, so it can be written anywhere and still be recognised."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def load_revision(
@@ -59,6 +71,13 @@ def load_texts(
     """Load config texts; a facts document (`format: rivet-ci-facts/1`) is never a config."""
     out = []
     for path, text in files:
+        shown = shown_path(path)
+        if shown != path:  # a file name that is not UTF-8: a finding, never a crash
+            out.append(LoadedConfig(
+                path=shown, source=None, exports=(), export_lines={},
+                problems=(Problem(file=shown, message="the file name is not valid UTF-8; "
+                                                      "rename the file"),)))
+            continue
         if text is None:
             out.append(LoadedConfig(
                 path=path, source=None, exports=(), export_lines={},
@@ -134,12 +153,16 @@ def plan_pull_request(
     origin: FactsOrigin, environ: Mapping[str, str], facts_problems: Sequence[Problem] = (),
     collect: FactsCollector | None = None, add_history: HistoryReader | None = None,
     worktree: bool = False,
+    source_environ: Mapping[str, str] | None = None,
 ) -> PullRequestPlan:
     """Plan base and head against one facts source.
 
     With `collect`, facts are gathered live for both sides first; with `add_history`, run
     history from rivet's state database is folded into the facts of both sides' exports.
     With `worktree`, the head side is the working tree (files on disk) on top of `head`.
+    `environ` fills `${...}` in the configs of both sides; `source_environ` (default: the same)
+    fills the base revision's `source:` sections live preflight connects to — a pull-request
+    run passes the full environment there and only the `env-allow` names as `environ`.
     """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
@@ -154,7 +177,9 @@ def plan_pull_request(
         changed = tuple(repo.changed_files(fork_point, head_sha, globs))
         head_configs = load_revision(repo, head_sha, globs, environ, cache, skipped=skipped)
     if collect is not None:
-        facts = collect_for_both_sides(collect, base_configs, head_configs)
+        trusted_base = (base_configs if source_environ is None else
+                        load_revision(repo, fork_point, globs, source_environ, {}))
+        facts = collect_for_both_sides(collect, trusted_base, head_configs)
         origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
     elif add_history is not None:
         facts = add_history(facts, [*head_configs, *base_configs])
@@ -171,7 +196,8 @@ def plan_pull_request(
 
     base_plan = plan_side(base_configs)
     head_plan = plan_side(head_configs)
-    renames = {c.old_path: c.path for c in changed if c.status == "renamed" and c.old_path}
+    renames = {shown_path(c.old_path): shown_path(c.path) for c in changed
+               if c.status == "renamed" and c.old_path}
     diff = diff_plans(base_plan, head_plan, renames=renames)
     if not head_configs:
         diff = diff.model_copy(update={"findings": (

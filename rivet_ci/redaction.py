@@ -1,36 +1,250 @@
-"""Keeping secrets out of everything rivet-ci writes: plan.json, comments, summaries, logs.
+"""Keeping secrets out of everything rivet-ci writes: the redactor of the output boundary.
 
-A pull request's config is untrusted and `${NAME}` placeholders are filled from the CI
-environment, so a PR could try `source_group: ${ORDERS_REPLICA_URL}` to get a secret printed in
-the comment. Every text rivet-ci writes passes through a `Redactor` that knows the values of the
-environment variables whose names look secret (and URL passwords, always).
+A pull request's config is untrusted, and CI runs with secrets in its environment. Every byte
+rivet-ci writes (stdout, stderr, logging, plan.json, the comment, the summary, annotations, step
+outputs) passes one :class:`Redactor` (see :mod:`rivet_ci.sink`), which masks:
+
+* the password of any ``scheme://user:password@`` URL, always;
+* every value of an environment variable whose *name* looks secret (:func:`is_secret_name`),
+  every value passed through the ``add-mask`` input, every credential that placeholder
+  substitution put into a connection URL, and every secret a caller adds;
+* in every form an output may carry it: raw, percent-encoded and decoded, HTML-escaped (named,
+  decimal and hex entities, the Markdown cell and code-span escapes), JSON-escaped, ``repr``-
+  escaped, backslash-escaped Markdown punctuation, and the pieces YAML splits a value into at
+  flow indicators, commas and whitespace (pieces of at least :data:`MIN_SECRET_LENGTH`) —
+  matched case-insensitively, since a database may echo a secret case-folded.
+
+Cost is proportional to the text, not to the number of secrets or variables: all forms are
+compiled into one Aho-Corasick automaton (``ahocorasick_rs``, built once per set of secrets)
+and a text is scanned once; URL passwords are looked for only around ``://``. With no secret
+known, only the ``://`` check runs.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
-from collections.abc import Iterable, Mapping
+import string
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote, quote_plus, unquote
 
-from rivet_ci.adapters.preflight.safety import Redactor
+import ahocorasick_rs
+from pydantic import BaseModel
 
+MASK = "***"
+MIN_SECRET_LENGTH = 6  # shorter environment values ("true", "1") would mask ordinary words
+
+# Names that hold a secret: any of these words as a part of the name (split at `_`, `-`, `.`),
+# or glued at the end (`GITHUB_TOKEN`, `DBPASS`, `MYAPIKEY`), plus every `INPUT_*TOKEN*`.
+_SECRET_WORDS = (
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "KEY", "PAT", "WEBHOOK", "AUTH",
+    "CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "PRIVATE", "SIGNATURE", "DSN", "APIKEY",
+    "COOKIE",
+)
 _SECRET_NAME = re.compile(
-    r"TOKEN|PASSWORD|PASSWD|SECRET|PRIVATE|CREDENTIAL|API_?KEY|ACCESS_?KEY|DSN|(^|_)URL$|"
-    r"^INPUT_STATE-URL$", re.IGNORECASE)
-# Variables GitHub sets that match the pattern but are public.
-_PUBLIC = frozenset({"GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_GRAPHQL_URL",
-                     "ACTIONS_RESULTS_URL", "ACTIONS_CACHE_URL", "ACTIONS_ID_TOKEN_REQUEST_URL",
-                     "RUNNER_TRACKING_ID"})
-_MIN_SECRET_LENGTH = 6  # shorter values ("true", "1") would mask ordinary words
+    r"(?:^|[_.\-])(?:" + "|".join(_SECRET_WORDS) + r")(?:[_.\-]|$)"
+    r"|(?:TOKEN|SECRET|PASSWORD|PASSWD|APIKEY|WEBHOOK|CREDENTIALS?|PRIVATE|SIGNATURE)"
+    r"|^INPUT_.*TOKEN|(?:^|_)URL$|^INPUT_STATE-URL$",
+    re.IGNORECASE,
+)
+# Variables the runner sets that match the pattern but are public (and `PWD`, the shell's
+# working directory, which is not a password).
+PUBLIC_NAMES = frozenset({
+    "GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_GRAPHQL_URL", "ACTIONS_RESULTS_URL",
+    "ACTIONS_CACHE_URL", "ACTIONS_ID_TOKEN_REQUEST_URL", "RUNNER_TRACKING_ID", "PWD", "OLDPWD",
+    "GITHUB_EVENT_PATH", "GITHUB_PATH",
+})
+# The `add-mask` input: values to mask, one per line (or comma-separated).
+ADD_MASK_INPUT = "INPUT_ADD-MASK"
+
+# `scheme://user:password@` anywhere in a message; the password ends at the last `@` before the
+# host, so a password containing `@` or `:` is masked whole.
+_URL_USERINFO = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*:)(?P<pw>[^\s'\"]*)(?P<at>@)"
+    r"(?=[^\s@'\"]*(?:[\s'\"]|$))"
+)
+_SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
+_MAX_SCHEME = 32
+_YAML_SPLIT = re.compile(r"[,\[\]{}]|:\s|\s#|\s+")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_ENTITY_CHARS = "&<>\"'@`|[]!*_\\"
+_T = TypeVar("_T")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable of this name is treated as holding a secret."""
+    return name not in PUBLIC_NAMES and _SECRET_NAME.search(name) is not None
 
 
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """Values of the variables whose names look like they hold a secret."""
-    return [value for name, value in environ.items()
-            if name not in _PUBLIC and _SECRET_NAME.search(name)
-            and len(value) >= _MIN_SECRET_LENGTH]
+    """Values of the secret-looking variables, and of the `add-mask` input."""
+    out = [value for name, value in environ.items()
+           if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH]
+    out += [v.strip() for v in re.split(r"[\n,]", environ.get(ADD_MASK_INPUT, "")) if v.strip()]
+    return out
+
+
+def _fold(text: str) -> str:
+    """Lower-case without changing the length (so match positions map back to `text`)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every spelling of `secret` an output of rivet-ci may carry (see the module docstring)."""
+    base = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), unquote(secret)}
+    forms = set(base)
+    for value in base:
+        forms.add(html.escape(value, quote=True))
+        forms.add(html.escape(value, quote=False))
+        # The comment's own escaping: &amp; &lt; &gt; &#64;, `|` -> `\|`, backtick -> quote.
+        markdown = (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                    .replace("@", "&#64;"))
+        forms.update({markdown, markdown.replace("|", "\\|"), value.replace("`", "'")})
+        forms.add("".join(f"&#{ord(c)};" if c in _ENTITY_CHARS else c for c in value))
+        forms.add("".join(f"&#x{ord(c):x};" if c in _ENTITY_CHARS else c for c in value))
+        forms.add("".join("\\" + c if c in string.punctuation else c for c in value))
+        forms.add(json.dumps(value)[1:-1])
+        forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
+        forms.add(repr(value)[1:-1])
+        forms.add(value.encode("unicode_escape").decode("ascii"))
+    for value in list(forms):
+        forms.update(p for p in _YAML_SPLIT.split(value) if len(p) >= MIN_SECRET_LENGTH)
+    forms.discard("")
+    return forms
+
+
+class Redactor:
+    """Masks secrets in text: URL passwords always, plus every secret it was told about.
+
+    Mutable on purpose: the output boundary is built first, and secrets learnt later (a state
+    URL, the credential of a resolved source) are added to the same instance.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        self._forms: list[str] = []
+        self._automaton: ahocorasick_rs.AhoCorasick | None = None
+        self.add(*secrets)
+
+    def add(self, *secrets: str | None) -> None:
+        new = {s for s in secrets if s and s not in self._secrets}
+        if not new:
+            return
+        self._secrets |= new
+        forms = {_fold(f) for s in self._secrets for f in secret_forms(s)}
+        forms.discard("")
+        self._forms = sorted(forms)
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            self._forms, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        return frozenset(self._secrets)
+
+    @property
+    def active(self) -> bool:
+        """Whether any secret is known (URL passwords are masked regardless)."""
+        return self._automaton is not None
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        if self._automaton is not None:
+            spans = [(start, end) for _, start, end in
+                     self._automaton.find_matches_as_indexes(_fold(text))]
+        if "://" in text:
+            spans += _url_password_spans(text)
+        return spans
+
+    def __call__(self, text: str) -> str:
+        spans = self._spans(text)
+        if not spans:
+            return text
+        spans.sort()
+        out, pos = [], 0
+        for start, end in spans:
+            if end <= pos:
+                continue
+            out.append(text[pos:max(start, pos)])
+            out.append(MASK)
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
+
+    def found(self, text: str) -> bool:
+        """Whether `text` holds anything this redactor would mask."""
+        return bool(self._spans(text))
+
+    def scrub(self, value: _T) -> _T:
+        """`value` (str, list, tuple, dict or pydantic model, nested) with every string redacted.
+
+        Used before data is rendered or escaped, so a secret is masked while it is still in
+        its plain form. One scan of all strings together decides whether anything must change.
+        """
+        strings = list(_strings(value))
+        if not strings or not self.found("\0".join(strings)):
+            return value
+        rebuilt: _T = self._rebuild(value)
+        return rebuilt
+
+    def _rebuild(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, BaseModel):
+            update = {}
+            for name, item in value.__dict__.items():
+                new = self._rebuild(item)
+                if new is not item:
+                    update[name] = new
+            return value.model_copy(update=update) if update else value
+        if isinstance(value, dict):
+            return {self._rebuild(k): self._rebuild(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._rebuild(v) for v in value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(self._rebuild(v) for v in value)
+        if isinstance(value, set | frozenset):
+            return type(value)(self._rebuild(v) for v in value)
+        return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, BaseModel):
+            stack.extend(item.__dict__.values())
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+
+
+def _url_password_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    at = text.find("://")
+    while at >= 0:
+        start = at
+        while start > 0 and at - start < _MAX_SCHEME and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        match = _URL_USERINFO.match(text, start)
+        if match is not None:
+            spans.append((match.start("pw"), match.end("pw")))
+        at = text.find("://", at + 3)
+    return spans
 
 
 def redactor_for(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> Redactor:
     redact = Redactor(environment_secrets(environ))
     redact.add(*extra)
     return redact
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by `***` (user, host and database stay readable)."""
+    return Redactor()(url)

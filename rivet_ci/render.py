@@ -8,16 +8,24 @@ interpolated is escaped for Markdown/HTML and `@` mentions are defused.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import jinja2
 import jinja2.sandbox
+from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView
 from rivet_ci.errors import UsageError
+from rivet_ci.trust import UntrustedPathError, read_nofollow
 
 COMMENT_TEMPLATE = "comment.md.j2"
 GITHUB_COMMENT_LIMIT = 65_536
@@ -78,17 +86,119 @@ FILTERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def template_environment(user_dir: Path | None = None) -> jinja2.Environment:
+# -- limits on user templates (docs/security.md) ------------------------------------------------
+RENDER_DEADLINE_S = 10.0  # per rendering of the comment, the built-in template included
+MAX_RENDER_CHARS = 8 * STEP_SUMMARY_LIMIT  # a template producing more is stopped
+MAX_TEMPLATE_BYTES = 1024 * 1024
+MAX_SEQUENCE = 1_000_000  # longest string/list `*` may build, largest number a filter takes
+
+
+class TemplateLimitError(UsageError):
+    """A template exceeded the render deadline or a sandbox limit."""
+
+
+class _NoSymlinkLoader(jinja2.BaseLoader):
+    """Templates from one directory: regular files only, never through a symlink or `..`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)  # refuses `..` and absolute escapes
+        path = self.root.joinpath(*pieces)
+        try:
+            data = read_nofollow(path, self.root, limit=MAX_TEMPLATE_BYTES)
+        except UntrustedPathError as exc:
+            raise jinja2.TemplateNotFound(f"{template} ({exc})") from None
+        except OSError:
+            raise jinja2.TemplateNotFound(template) from None
+        return data.decode("utf-8", "replace"), str(path), lambda: True
+
+
+def _too_big(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SEQUENCE
+
+
+class _BoundedSandbox(jinja2.sandbox.SandboxedEnvironment):
+    """Jinja's sandbox, plus bounds on `*`, `**` and numeric filter arguments."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any,
+                   right: Any) -> Any:
+        if operator == "**" and (_too_big(left) or not isinstance(right, int) or right > 64):
+            raise SecurityError("`**` is limited to exponents up to 64")
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if (isinstance(seq, str | list | tuple) and isinstance(times, int)
+                        and len(seq) * times > MAX_SEQUENCE):
+                    raise SecurityError(
+                        f"`*` would build a sequence over {MAX_SEQUENCE:,} items")
+            if _too_big(left) and _too_big(right):
+                raise SecurityError("`*` of two large numbers")
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: jinja2.runtime.Context, __obj: Any,  # noqa: N805
+             *args: Any, **kwargs: Any) -> Any:
+        if any(_too_big(a) for a in (*args, *kwargs.values())):
+            raise SecurityError(f"a number over {MAX_SEQUENCE:,} passed to a call")
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_filter(self, name: str, value: Any, args: Any = None,  # noqa: PLR0917 (Jinja's)
+                    kwargs: Any = None, context: Any = None, eval_ctx: Any = None) -> Any:
+        if any(_too_big(a) for a in (*(args or ()), *(kwargs or {}).values())):
+            raise SecurityError(
+                f"filter {name!r}: a number over {MAX_SEQUENCE:,}")
+        return super().call_filter(name, value, args, kwargs, context, eval_ctx)
+
+
+class _TimeoutError(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Interrupt the block after `seconds` (SIGALRM, main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise _TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def template_environment(user_dir: Path | None = None, *,
+                         files: Mapping[str, bytes] | None = None) -> jinja2.Environment:
+    """The comment's Jinja environment: the built-in templates, overridden by `user_dir` (a
+    directory on disk) or `files` (name -> content, e.g. a template dir at the base revision).
+
+    User templates are sandboxed (:class:`_BoundedSandbox`) and loaded without following
+    symlinks or leaving their directory.
+    """
     builtin = jinja2.FileSystemLoader(builtin_template_dir())
     loaders: list[jinja2.BaseLoader] = []
-    if user_dir is not None:
+    if files is not None:
+        loaders.append(jinja2.DictLoader({
+            name: data.decode("utf-8", "replace") for name, data in files.items()
+            if len(data) <= MAX_TEMPLATE_BYTES}))
+    elif user_dir is not None:
         if not user_dir.is_dir():  # else a typo silently falls back to the built-in template
             raise UsageError(f"template directory {user_dir} does not exist")
-        loaders.append(jinja2.FileSystemLoader(user_dir))
+        loaders.append(_NoSymlinkLoader(user_dir))
     loaders += [jinja2.PrefixLoader({"base": builtin}), builtin]
     # A user template may come from the pull request's own checkout: render it sandboxed, so a
     # template can lay out the view model but never reach Python internals.
-    kind = jinja2.sandbox.SandboxedEnvironment if user_dir is not None else jinja2.Environment
+    user = user_dir is not None or files is not None
+    kind = _BoundedSandbox if user else jinja2.Environment
     env = kind(
         loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
         autoescape=False, keep_trailing_newline=True,
@@ -98,8 +208,27 @@ def template_environment(user_dir: Path | None = None) -> jinja2.Environment:
 
 
 def render_comment(view: CommentView, env: jinja2.Environment) -> str:
+    started = time.monotonic()
     try:
-        text = env.get_template(COMMENT_TEMPLATE).render(view=view)
+        with _deadline(RENDER_DEADLINE_S):
+            chunks, size = [], 0
+            for chunk in env.get_template(COMMENT_TEMPLATE).generate(view=view):
+                size += len(chunk)
+                if size > MAX_RENDER_CHARS:
+                    raise TemplateLimitError(
+                        f"the comment template produced over {MAX_RENDER_CHARS:,} characters")
+                if time.monotonic() - started > RENDER_DEADLINE_S:
+                    raise _TimeoutError
+                chunks.append(chunk)
+            text = "".join(chunks)
+    except _TimeoutError:
+        raise TemplateLimitError(f"the comment template did not finish within "
+                                 f"{RENDER_DEADLINE_S:.0f} s") from None
+    except RecursionError:
+        raise TemplateLimitError("the comment template recurses too deeply (a macro calling "
+                                 "itself without end?)") from None
+    except MemoryError:
+        raise TemplateLimitError("the comment template ran out of memory") from None
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"comment template {exc.filename or exc.name}:{exc.lineno}: "
                          f"{exc.message}") from None

@@ -27,6 +27,8 @@ from pydantic_core import PydanticCustomError
 from rivet_ci.adapters.git import compile_globs
 from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
+from rivet_ci.redaction import Redactor, is_secret_name
+from rivet_ci.sink import append_output
 
 __all__ = [
     "DEFAULT_CONFIG_GLOBS",
@@ -63,6 +65,8 @@ _INPUTS: dict[str, str] = {
     "output": "output",
     "base_ref": "base-ref",
     "template_dir": "template-dir",
+    "env_allow": "env-allow",
+    "add_mask": "add-mask",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -78,7 +82,7 @@ _GITHUB_VARIABLES: dict[str, str] = {
     "sha": "GITHUB_SHA",
 }
 # Never echo these back in an error message.
-_SECRET_FIELDS = frozenset({"github_token", "state_url"})
+_SECRET_FIELDS = frozenset({"github_token", "state_url", "add_mask"})
 
 
 def input_variable(name: str) -> str:
@@ -123,6 +127,11 @@ class ActionSettings(BaseModel):
     output: Path = Path("plan.json")
     base_ref: str | None = None
     template_dir: Path | None = None
+    # Variables whose values may fill `${...}` in pull-request content (docs/security.md).
+    env_allow: tuple[str, ...] = ()
+    # Values to mask in every output; the redactor reads them from INPUT_ADD-MASK itself
+    # (rivet_ci.redaction), before settings are even parsed.
+    add_mask: SecretStr | None = Field(default=None, repr=False)
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str
@@ -135,6 +144,21 @@ class ActionSettings(BaseModel):
     github_output: Path | None = None
     step_summary: Path | None = None
     sha: str | None = None
+
+    @field_validator("env_allow", mode="before")
+    @classmethod
+    def _split_names(cls, value: Any) -> Any:
+        return _split_list(value)
+
+    @field_validator("env_allow")
+    @classmethod
+    def _check_env_allow(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        secret = [name for name in value if is_secret_name(name)]
+        if secret:
+            raise PydanticCustomError(
+                "secret_name", "{names}: names that look secret are never substituted into "
+                "pull-request content", {"names": ", ".join(secret)})
+        return value
 
     @field_validator("configs", "fail_on", mode="before")
     @classmethod
@@ -296,7 +320,8 @@ def _describe(error: Mapping[str, Any]) -> str:
     return f"{label}: {message} (got {error['input']!r})"
 
 
-def write_outputs(path: Path, outputs: Mapping[str, str | int | bool]) -> None:
+def write_outputs(path: Path, outputs: Mapping[str, str | int | bool],
+                  redact: Redactor | None = None) -> None:
     """Append step outputs to the ``GITHUB_OUTPUT`` file.
 
     Uses the multiline form ``name<<DELIMITER`` ... ``DELIMITER`` for every value, so a value
@@ -312,5 +337,5 @@ def write_outputs(path: Path, outputs: Mapping[str, str | int | bool]) -> None:
         while delimiter in text:  # vanishingly unlikely, but then it is not a delimiter
             delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
         lines.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
-        handle.write("".join(lines))
+    # Through the output boundary: redacted, and never appended through a symlink.
+    append_output(path, "".join(lines), redact or Redactor())

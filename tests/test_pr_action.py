@@ -385,12 +385,21 @@ def test_settings_problems_are_usage_errors(gh: FakeGitHub, ws: Workspace) -> No
     assert gh.requests == [] and not (ws.path / "plan.json").exists()
 
 
+TEAM_TEMPLATE = ('{% extends "base/comment.md.j2" %}{% block footer %}\n\n_Ask #data-platform._'
+                 "{% endblock %}")
+
+
+def on_base(ws: Workspace, files: dict[str, str | None]) -> None:
+    """Commit `files` on the base branch (main), after the feature branch forked."""
+    ws.repo.checkout("main")
+    ws.base_sha = ws.repo.commit("on base", files)
+    ws.repo.checkout("feature")
+
+
 def test_the_template_dir_input_replaces_the_comment_template(
         gh: FakeGitHub, ws: Workspace) -> None:
-    head = ws.repo.commit("team template", {
-        ".github/rivet-ci/comment.md.j2":
-            '{% extends "base/comment.md.j2" %}{% block footer %}\n\n_Ask #data-platform._'
-            "{% endblock %}"})
+    on_base(ws, {".github/rivet-ci/comment.md.j2": TEAM_TEMPLATE})
+    head = add_order_items(ws)
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, template_dir=".github/rivet-ci")
     assert result.code == 0, result.stderr

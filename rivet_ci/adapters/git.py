@@ -447,6 +447,36 @@ class GitRepo:
         except UnicodeDecodeError as exc:
             raise GitError(f"{path} at {rev} is not valid UTF-8 ({exc.reason})") from None
 
+    def tree_entries(self, rev: str, path: str) -> dict[str, tuple[str, bytes]]:
+        """Files at or under ``path`` at ``rev``: repo-relative path -> (mode, content).
+
+        ``path`` names a file or a directory; nothing there gives ``{}``. Symbolic links
+        (mode 120000) are listed with their target as content, so callers can refuse them.
+        """
+        sha = self.resolve(rev)
+        spec = path.strip("/")
+        raw = self._run("ls-tree", "-r", "-z", "--full-tree", sha, "--", spec).stdout
+        wanted: list[tuple[str, str, str]] = []
+        for entry in raw.split(b"\0"):
+            meta, _, raw_path = entry.partition(b"\t")
+            parts = meta.split()
+            name = _decode_path(raw_path)
+            if len(parts) == 3 and parts[1] == b"blob" and (
+                    name == spec or name.startswith(spec + "/")):
+                wanted.append((name, parts[0].decode("ascii"), parts[2].decode("ascii")))
+        if not wanted:
+            return {}
+        out = self._run("cat-file", "--batch",
+                        stdin="\n".join(oid for _, _, oid in wanted).encode() + b"\n").stdout
+        entries: dict[str, tuple[str, bytes]] = {}
+        pos = 0
+        for name, mode, _ in wanted:
+            header_end = out.index(b"\n", pos)
+            size = int(out[pos:header_end].split()[2])
+            entries[name] = (mode, out[header_end + 1 : header_end + 1 + size])
+            pos = header_end + 1 + size + 1
+        return entries
+
     def list_files(self, rev: str, globs: Sequence[str]) -> list[str]:
         """Every file at ``rev`` whose repo-relative path matches ``globs``, sorted."""
         regex = compile_globs(globs)

@@ -17,9 +17,9 @@ from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.pull_request import plan_pull_request
-from rivet_ci.redaction import redactor_for
 from rivet_ci.render import render_within_limit, template_environment
 from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
+from rivet_ci.sink import write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,26 +71,24 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                            facts_problems=facts_problems, worktree=worktree)
     gate = evaluate_gate(pr.diff, policy)
     timestamp = ctx.timestamp()
-    redact = redactor_for(ctx.environ)
     if args.format == "json" or args.output:
-        text = redact(dump_json(pull_request_document(
+        text = (dump_json(pull_request_document(
             pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)))
         if args.output:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text, encoding="utf-8")
+            write_output(ctx.cwd / args.output, text, ctx.redact, root=ctx.cwd)
         if args.format == "json":
             ctx.stdout.write(text)
     if args.format == "markdown":
         marker = make_marker(args.gate_id, pr.head_sha, timestamp)
         facts_text = facts_description(origin, ctx.now())
         body, _ = render_within_limit(
-            lambda rows, details: build_comment_view(
+            lambda rows, details: ctx.redact.scrub(build_comment_view(
                 pr.diff, gate, gate_id=args.gate_id, marker=marker, base_sha=pr.base_sha,
                 head_sha=pr.head_sha, facts=facts_text, run_url=None, max_rows=rows,
-                show_details=details, checked=pr.checked()),
+                show_details=details, checked=pr.checked())),
             template_environment(args.template_dir))
-        ctx.stdout.write(redact(body))
+        ctx.stdout.write(body)
     ctx.stderr.write(f"rivet-ci: {checked_text(pr.checked())}"
                      f"{' (working tree)' if worktree else ''}; gate "
                      f"{'passed' if gate.passed else 'failed'} (fail-on: {gate.policy})\n")

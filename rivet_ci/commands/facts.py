@@ -16,6 +16,7 @@ from rivet_ci.commands.plan import load_configs
 from rivet_ci.context import Context
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.live_facts import add_live_arguments, collect_live
+from rivet_ci.sink import write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,8 +44,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.stdout.write(text)
     else:
         target = output if output.is_absolute() else ctx.cwd / output
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_output(target, text, ctx.redact, root=ctx.cwd)
     failed = [(c.path, e.name, entry.preflight_error) for c in configs for e in c.exports
               if (entry := facts.for_export(c.path, e.name)) and entry.preflight_error]
     total = sum(len(c.exports) for c in configs)

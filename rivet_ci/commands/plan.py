@@ -25,7 +25,7 @@ from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.live_facts import add_live_arguments, collect_live, with_state_history
-from rivet_ci.redaction import redactor_for
+from rivet_ci.sink import write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,13 +91,11 @@ def load_configs(paths: list[Path], ctx: Context, *,
 
 def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
     document = plan_document(plan, generated_at=ctx.timestamp(), version=__version__)
-    redact = redactor_for(ctx.environ)
-    text = redact(dump_json(document))
+    text = dump_json(document)
     if output is not None:
         target = output if output.is_absolute() else ctx.cwd / output
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    ctx.stdout.write(text if fmt == "json" else redact(render_pretty(plan)))
+        write_output(target, text, ctx.redact, root=ctx.cwd)
+    ctx.stdout.write(text if fmt == "json" else render_pretty(plan))
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -22,7 +22,10 @@ from rivet_ci.core.recommendation import ExportRecommendation
 ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
 FindingStatus = Literal["new", "pre-existing", "resolved"]
 FindingKind = Literal["config-error", "no-configs", "new-isolation", "new-warning", "score-drop",
-                      "wave-later", "low-confidence"]
+                      "wave-later", "low-confidence",
+                      # A PR changing a file that grades it (rivet_ci.trust, docs/security.md).
+                      "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
+                      "template-changed-in-pr"]
 REPO_SCOPE = "(all configs)"
 
 

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci.core.diff import Finding, PlanDiff
 
 SIMPLE_RULES = ("config-error", "no-configs", "new-isolation", "new-warning", "wave-later",
-                "low-confidence")
+                "low-confidence", "facts-changed-in-pr", "url-file-changed-in-pr",
+                "state-changed-in-pr", "template-changed-in-pr")
 # Always on unless `fail-on: none`: a broken config, or a gate that checked nothing.
 ALWAYS_ON = ("config-error", "no-configs")
 DEFAULT_FAIL_ON = ALWAYS_ON

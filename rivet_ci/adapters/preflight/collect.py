@@ -77,7 +77,12 @@ from rivet_ci.adapters.preflight.safety import (
     parse_table_name,
     vet_query,
 )
-from rivet_ci.adapters.preflight.source_url import ResolvedSource, SourceUrlError, resolve_source
+from rivet_ci.adapters.preflight.source_url import (
+    ResolvedSource,
+    SourceUrlError,
+    UrlFileReader,
+    resolve_source,
+)
 from rivet_ci.adapters.state_history import StateLocation, locate_state, read_history_at
 from rivet_ci.core.config import ExportConfig
 from rivet_ci.core.config_loader import LoadedConfig
@@ -116,6 +121,8 @@ def collect_facts(
     repo_root: Path | None = None,
     include_history: bool = False,
     state_url: str | None = None,
+    redact: Redactor | None = None,
+    read_url_file: UrlFileReader | None = None,
 ) -> FactsFile:
     """Observe every export of `configs` on its live source (see the module docstring).
 
@@ -125,14 +132,16 @@ def collect_facts(
     (`state_url` overrides its location, like `--state-url`) into `ExportFacts.history`.
     """
     options = options or PreflightOptions()
-    redact = Redactor()
+    # The caller's redactor (the output boundary's) learns every credential resolved here.
+    redact = redact if redact is not None else Redactor()
     jobs: list[_Job] = []
     for index, (loaded, config_file) in enumerate(configs):
         source: ResolvedSource | None = None
         source_error: str | None = None
         try:
             source = resolve_source(loaded.source, environ=environ, override=source_url_override,
-                                    unresolved_variables=loaded.unresolved_source_variables)
+                                    unresolved_variables=loaded.unresolved_source_variables,
+                                    read_url_file=read_url_file)
             redact.add(*source.secrets)
         except SourceUrlError as exc:
             source_error = str(exc)

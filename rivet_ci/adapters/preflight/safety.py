@@ -23,22 +23,18 @@ ANALYZE) live in the dialect modules, so a gap here is not enough to write to a 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import quote, unquote
+
+# One redactor for the whole program (rivet_ci.redaction), re-exported for the preflight adapters.
+from rivet_ci.redaction import MASK, Redactor, redact_url
+
+__all__ = ["MASK", "Dialect", "Redactor", "UnsafeQueryError", "VettedQuery", "check_column_name",
+           "parse_table_name", "redact_url", "unsafe_to_execute", "vet_query"]
 
 Dialect = Literal["postgresql", "mysql", "sqlite"]
 
-MASK = "***"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
-# `scheme://user:password@` anywhere in a message; the password ends at the last `@` before the
-# host, so a password containing `@` or `:` is masked whole.
-_URL_USERINFO = re.compile(
-    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]*:)(?P<pw>[^\s'\"]*)(?P<at>@)"
-    r"(?=[^\s@'\"]*(?:[\s'\"]|$))"
-)
-
 # Words that make a SELECT write or lock. `INTO` covers SELECT INTO / INTO OUTFILE / INTO @var;
 # INSERT/UPDATE/DELETE/MERGE cover PostgreSQL's data-modifying CTEs.
 _MODIFYING_WORDS = frozenset({"insert", "update", "delete", "merge", "upsert", "into"})
@@ -190,35 +186,6 @@ def check_column_name(name: str, field: str) -> str:
         raise UnsafeQueryError(
             f"{field} {name!r} is not a plain column name (letters, digits, `_`, `$`)")
     return name
-
-
-class Redactor:
-    """Masks secrets in text: URL passwords always, plus every secret it was told about."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: set[str] = set()
-        self.add(*secrets)
-
-    def add(self, *secrets: str | None) -> None:
-        for secret in secrets:
-            if secret:
-                # The same password may appear raw, percent-encoded (in a URL) or decoded.
-                self._secrets.update({secret, quote(secret, safe=""), unquote(secret)})
-        self._secrets.discard("")
-
-    def __call__(self, text: str) -> str:
-        text = _URL_USERINFO.sub(lambda m: m.group("head") + MASK + m.group("at"), text)
-        if self._secrets:
-            # Case-insensitive: a database may echo a secret case-folded (an unquoted
-            # identifier in PostgreSQL), which is just as much a leak.
-            pattern = "|".join(re.escape(s) for s in sorted(self._secrets, key=len, reverse=True))
-            text = re.sub(pattern, MASK, text, flags=re.IGNORECASE)
-        return text
-
-
-def redact_url(url: str) -> str:
-    """The URL with its password replaced by `***` (user, host and database stay readable)."""
-    return Redactor()(url)
 
 
 # --- lexer -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ Errors are :class:`SourceUrlError` with messages that never contain the password
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,8 +63,13 @@ def resolve_source(
     environ: Mapping[str, str],
     override: str | None = None,
     unresolved_variables: Sequence[str] = (),
+    read_url_file: UrlFileReader | None = None,
 ) -> ResolvedSource:
-    """Resolve a config's source (or the override) to a connectable URL."""
+    """Resolve a config's source (or the override) to a connectable URL.
+
+    `read_url_file` reads `source.url_file` (default: from disk, relative to the working
+    directory, as rivet does); a pull-request run passes one that reads the base revision.
+    """
     explicit = override if override else environ.get(SOURCE_URL_ENV) or None
     if explicit:
         return to_sqlalchemy(explicit, environ=environ, origin="the --source-url override")
@@ -87,7 +92,8 @@ def resolve_source(
         return _from_fields(source, environ)
     origin = (f"source.url_env ({source.url_env})" if source.url_env else
               f"source.url_file ({source.url_file})" if source.url_file else "source.url")
-    resolved = to_sqlalchemy(rivet_url(source, environ), environ=environ, origin=origin)
+    resolved = to_sqlalchemy(rivet_url(source, environ, read_url_file), environ=environ,
+                             origin=origin)
     if resolved.dialect == "sqlite":
         # rivet has no SQLite sources; letting a (PR-controlled) config name a local file would
         # let it read min/max of any SQLite database on the runner into the PR comment.
@@ -96,7 +102,15 @@ def resolve_source(
     return resolved
 
 
-def rivet_url(source: SourceConfig, environ: Mapping[str, str]) -> str:
+UrlFileReader = Callable[[str], str]
+
+
+def _read_url_file_from_disk(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def rivet_url(source: SourceConfig, environ: Mapping[str, str],
+              read_url_file: UrlFileReader | None = None) -> str:
     """The raw URL from `url` / `url_env` / `url_file`, before placeholder substitution."""
     if source.url is not None:
         return source.url
@@ -108,10 +122,11 @@ def rivet_url(source: SourceConfig, environ: Mapping[str, str]) -> str:
         return value
     if source.url_file is not None:
         try:
-            return Path(source.url_file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
+            return (read_url_file or _read_url_file_from_disk)(source.url_file).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise SourceUrlError(f"cannot read source.url_file {source.url_file!r}: "
-                                 f"{exc.strerror or exc}") from None
+                                 f"{reason}") from None
     raise SourceUrlError("the source has none of url, url_env, url_file or host")
 
 

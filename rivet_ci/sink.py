@@ -1,0 +1,145 @@
+"""The output boundary: every byte rivet-ci writes leaves through here, redacted.
+
+* :class:`RedactingStream` wraps stdout and stderr (`rivet_ci.cli.run` installs it for every
+  command, `main` also for the process-wide ``sys.stdout``/``sys.stderr``, so tracebacks and the
+  logging fallback pass it too); it redacts whole lines, so a secret is never split between
+  two writes;
+* :func:`logging_to` routes the ``logging`` module (``log.exception`` included) to such a stream
+  for the length of a command;
+* :func:`write_output` / :func:`append_output` write files (plan.json, the comment file, the
+  step summary, ``GITHUB_OUTPUT``) redacted and without following symbolic links: a final
+  component that is a symlink (a pull request may commit ``plan.json -> /etc/passwd``) is
+  replaced, never written through, and a symlinked directory inside the workspace is refused.
+
+Redaction happens before any escaping where rivet-ci escapes (``Redactor.scrub`` on the data a
+template renders) and again on the finished text, which also catches the escaped forms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from rivet_ci.errors import UsageError
+from rivet_ci.redaction import Redactor
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class RedactingStream(io.TextIOBase):
+    """A text stream that redacts every complete line before passing it on."""
+
+    def __init__(self, raw: TextIO, redact: Redactor) -> None:
+        super().__init__()
+        self.raw = raw
+        self.redact = redact
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
+        if cut >= 0:
+            ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
+            self.raw.write(self.redact(ready))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            ready, self._pending = self._pending, ""
+            self.raw.write(self.redact(ready))
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", "utf-8") or "utf-8"
+
+
+class _StreamHandler(logging.Handler):
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self.setFormatter(logging.Formatter("rivet-ci: %(levelname)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.stream.write(self.format(record) + "\n")
+            self.stream.flush()
+        except Exception:
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def logging_to(stream: TextIO) -> Iterator[None]:
+    """Send log records (and the last-resort handler's) to `stream` while the block runs."""
+    handler = _StreamHandler(stream)
+    root = logging.getLogger()
+    previous = logging.lastResort
+    root.addHandler(handler)
+    logging.lastResort = handler
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        logging.lastResort = previous
+
+
+def check_parents(path: Path, root: Path | None) -> None:
+    """Refuse a parent directory of `path` that is a symlink below `root`."""
+    parent = path.parent
+    if root is not None:
+        try:
+            relative = parent.relative_to(root)
+        except ValueError:
+            relative = None
+        if relative is not None:
+            current = root
+            for part in relative.parts:
+                current = current / part
+                if current.is_symlink():
+                    raise UsageError(f"refusing to write {path}: {current} is a symbolic link "
+                                     "(committed by the pull request?)")
+
+
+def _refuse_symlinked_parents(path: Path, root: Path | None) -> None:
+    """Create the parent directories; refuse one that is a symlink below `root`."""
+    check_parents(path, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _open_nofollow(path: Path, *, append: bool) -> int:
+    flags = _FLAGS | (os.O_APPEND if append else os.O_TRUNC)
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.EMLINK) and not path.is_symlink():
+            raise
+    if append:
+        raise UsageError(f"refusing to append to {path}: it is a symbolic link")
+    path.unlink()  # replace the link itself, never write through it
+    return os.open(path, flags | os.O_EXCL, 0o644)
+
+
+def write_output(path: Path, text: str, redact: Redactor, *, root: Path | None = None,
+                 append: bool = False) -> None:
+    """Write `text`, redacted, to `path` without following a symlink at or below `root`."""
+    data = redact(text).encode("utf-8", "backslashreplace")
+    _refuse_symlinked_parents(path, root)
+    fd = _open_nofollow(path, append=append)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def append_output(path: Path, text: str, redact: Redactor, *, root: Path | None = None) -> None:
+    write_output(path, text, redact, root=root, append=True)
