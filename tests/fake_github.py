@@ -71,6 +71,7 @@ class _Fault:
     body: dict[str, Any]
     method: str | None
     times: int
+    after: bool = False  # the request takes effect, then this status is answered
 
 
 @dataclass
@@ -219,6 +220,13 @@ class FakeGitHub:
         with self._lock:
             self._faults.append(_Fault(status, dict(headers or {}), body, method, times))
 
+    def inject_after_success(self, status: int, *, method: str, times: int = 1) -> None:
+        """Carry out the next ``times`` ``method`` requests, then answer ``status`` anyway
+        (a gateway timing out after the API created the comment: an ambiguous failure)."""
+        body = {"message": "Bad Gateway", "documentation_url": DOCS}
+        with self._lock:
+            self._faults.append(_Fault(status, {}, body, method, times, after=True))
+
     def inject_retry_after(self, seconds: int, *, status: int = 429) -> None:
         self.inject(status, headers={"retry-after": str(seconds)}, message=SECONDARY_MESSAGE)
 
@@ -275,6 +283,8 @@ class FakeGitHub:
         for fault in self._faults:
             if fault.times > 0 and fault.method in (None, method):
                 fault.times -= 1
+                if fault.after:
+                    self._respond(method, route, query, headers, body)
                 return fault.status, fault.headers, fault.body
         version = headers.get("x-github-api-version")
         if version is not None and version not in API_VERSIONS:

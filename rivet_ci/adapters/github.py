@@ -19,16 +19,25 @@ Retries: 5xx and network errors back off exponentially (1 s, 2 s, 4 s ...); 429 
 rate-limit 403s wait for ``Retry-After``, else until ``x-ratelimit-reset`` when
 ``x-ratelimit-remaining`` is 0, else a minute, as GitHub's rate-limit guide asks. A wait
 longer than ``max_wait`` fails at once with `GitHubRateLimited` rather than stalling CI.
-Non-idempotent POSTs are retried on 5xx too: a duplicate comment is recoverable (the next
-run updates the first one), a lost result is not.
+A POST that fails ambiguously (5xx or a network error: the comment may have been created) is
+retried only after listing the comments and finding no comment with exactly that body, so a
+502 after a successful create never leaves a duplicate.
+
+Deadlines: besides the socket's inactivity timeout, every request has an overall deadline
+(``request_deadline``: a server dripping a byte at a time is cut off) and the client one for
+all its calls, waits included (``run_deadline``), so GitHub can never hold a job until the
+job's own timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
 import re
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -47,6 +56,7 @@ from rivet_ci.core.marker import (
     attach_marker,
     format_timestamp,
     make_marker,
+    parse_leading_marker,
     parse_marker,
     same_apart_from_timestamp,
 )
@@ -242,6 +252,49 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+class _Watchdog:
+    """Remembers the connections of the current request and can cut them all off."""
+
+    def __init__(self) -> None:
+        self.connections: list[http.client.HTTPConnection] = []
+        self.fired = False
+        self._lock = threading.Lock()
+
+    def factory(self, cls: type[http.client.HTTPConnection]) -> Any:
+        def make(host: str, **kwargs: Any) -> http.client.HTTPConnection:
+            connection = cls(host, **kwargs)
+            with self._lock:
+                self.connections.append(connection)
+            return connection
+        return make
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for connection in self.connections:
+                sock = connection.sock
+                if sock is not None:
+                    with contextlib.suppress(OSError):  # wakes a blocked recv at once
+                        sock.shutdown(socket.SHUT_RDWR)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.connections.clear()
+            self.fired = False
+
+
+def _handlers(watchdog: _Watchdog) -> list[urllib.request.BaseHandler]:
+    class HTTP(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(watchdog.factory(http.client.HTTPConnection), req)
+
+    class HTTPS(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(watchdog.factory(http.client.HTTPSConnection), req)
+
+    return [HTTP(), HTTPS()]
+
+
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme.lower(), parts.netloc.lower()
@@ -264,6 +317,8 @@ class GitHubClient:
         max_attempts: int = 5,
         timeout: float = 30,
         max_wait: float = 60,
+        request_deadline: float = 60,
+        run_deadline: float = 300,
     ) -> None:
         # A token read from a file often ends in a newline; anything else unprintable would
         # make http.client raise an error that quotes the header, token included.
@@ -286,7 +341,11 @@ class GitHubClient:
         self._token = token
         self._sleep, self._clock = sleep, clock
         self._max_attempts, self._timeout, self._max_wait = max_attempts, timeout, max_wait
-        self._opener = urllib.request.build_opener(_SameOriginRedirects())
+        self._request_deadline = request_deadline
+        self._run_end = time.monotonic() + run_deadline
+        self._watchdog = _Watchdog()
+        self._opener = urllib.request.build_opener(_SameOriginRedirects(),
+                                                   *_handlers(self._watchdog))
 
     def __repr__(self) -> str:
         return f"GitHubClient(api_url={self.api_url!r}, token='***')"
@@ -309,10 +368,29 @@ class GitHubClient:
         path = f"/repos/{_repo(repo)}/issues/{int(number)}/comments"
         return [self._parse(Comment.from_api, item, "GET", path) for item in self._paginate(path)]
 
-    def create_issue_comment(self, repo: str, number: int, body: str) -> Comment:
+    def create_issue_comment(self, repo: str, number: int, body: str, *,
+                             author: str | None = None) -> Comment:
+        """Create a comment; after an ambiguous failure, find it before creating it again.
+
+        `author` (when known) must also match for a listed comment to count as ours.
+        """
         path = f"/repos/{_repo(repo)}/issues/{int(number)}/comments"
-        data = self._request("POST", path, {"body": body}).json()
-        return self._parse(Comment.from_api, data, "POST", path)
+        wanted = body.replace("\r\n", "\n")
+        for attempt in range(1, self._max_attempts + 1):
+            if attempt > 1:
+                for comment in self.list_issue_comments(repo, number):
+                    if (comment.body.replace("\r\n", "\n") == wanted
+                            and (author is None or comment.user_login == author)):
+                        return comment  # the failed attempt did create it
+            try:
+                data = self._request("POST", path, {"body": body}, ambiguous_retry=False).json()
+            except GitHubUnavailable:
+                if attempt == self._max_attempts:
+                    raise
+                self._pause(2.0 ** (attempt - 1), "POST", path)
+                continue
+            return self._parse(Comment.from_api, data, "POST", path)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def update_issue_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         path = f"/repos/{_repo(repo)}/issues/comments/{int(comment_id)}"
@@ -374,7 +452,20 @@ class GitHubClient:
             url = _next_link(response.headers.get("link", ""))
         return items
 
-    def _request(self, method: str, target: str, payload: object = None) -> _Response:
+    def _remaining(self) -> float:
+        return self._run_end - time.monotonic()
+
+    def _pause(self, wait: float, method: str, path: str) -> None:
+        """Sleep before a retry, unless that would overrun the run's deadline."""
+        if wait >= self._remaining():
+            raise GitHubUnavailable("the deadline for GitHub calls would pass while waiting "
+                                    "to retry", method=method, path=path)
+        self._sleep(wait)
+
+    def _request(self, method: str, target: str, payload: object = None, *,
+                 ambiguous_retry: bool = True) -> _Response:
+        """One call with retries. `ambiguous_retry=False`: a 5xx or network error is raised at
+        once (the caller checks whether a non-idempotent call took effect)."""
         url = target if "://" in target else f"{self.api_url}{target}"
         if _origin(url) != _origin(self.api_url):
             # A pagination link pointing elsewhere must not receive the token.
@@ -390,11 +481,15 @@ class GitHubClient:
                 response = self._send(method, url, data)
             except (OSError, http.client.HTTPException) as exc:
                 error, reason, status = GitHubUnavailable, f"network error ({exc})", None
+                if not ambiguous_retry:
+                    break
             else:
                 if 200 <= response.status < 300:
                     return response
                 error, reason, wait = self._retry_plan(method, path, response, attempt)
                 status = response.status
+                if not ambiguous_retry and response.status >= 500:
+                    break
             if attempt == self._max_attempts:
                 break
             if wait is None:
@@ -404,9 +499,9 @@ class GitHubClient:
                 "GitHub %s %s: %s; retrying in %.0f s (attempt %d of %d)",
                 method, path, reason, wait, attempt, self._max_attempts,
             )  # fmt: skip
-            self._sleep(wait)
+            self._pause(wait, method, path)
         raise error(
-            f"{reason}; gave up after {self._max_attempts} attempts",
+            f"{reason}; gave up after {attempt} attempt{'s' if attempt > 1 else ''}",
             method=method,
             path=path,
             status=status,
@@ -422,14 +517,31 @@ class GitHubClient:
         if data is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        budget = min(self._request_deadline, self._remaining())
+        if budget <= 0:
+            raise TimeoutError("the deadline for GitHub calls has passed")
+        self._watchdog.reset()
+        timer = threading.Timer(budget, self._watchdog.fire)
+        timer.daemon = True
+        timer.start()
         try:
-            with self._opener.open(request, timeout=self._timeout) as raw:
-                return _Response(raw.status, _lower(raw.headers), raw.read())
-        except urllib.error.HTTPError as exc:
             try:
-                return _Response(exc.code, _lower(exc.headers), exc.read())
-            finally:
-                exc.close()
+                with self._opener.open(request, timeout=min(self._timeout, budget)) as raw:
+                    response = _Response(raw.status, _lower(raw.headers), raw.read())
+            except urllib.error.HTTPError as exc:
+                try:
+                    response = _Response(exc.code, _lower(exc.headers), exc.read())
+                finally:
+                    exc.close()
+        except (OSError, http.client.HTTPException):
+            if self._watchdog.fired:
+                raise TimeoutError(f"no complete answer within {budget:.0f} s") from None
+            raise
+        finally:
+            timer.cancel()
+        if self._watchdog.fired:  # cut off mid-body: what arrived is not the answer
+            raise TimeoutError(f"no complete answer within {budget:.0f} s")
+        return response
 
     def _retry_plan(
         self, method: str, path: str, response: _Response, attempt: int
@@ -678,15 +790,20 @@ def _upsert(
     is_newer: Callable[[str], bool],
     author: str | None,
 ) -> CommentOutcome:
+    known: list[str] = [author] if author else []
+
     def post(action: CommentAction) -> CommentOutcome:
         comment, was_short = _with_fallback(
-            lambda text: client.create_issue_comment(repo, number, text), full, short
+            lambda text: client.create_issue_comment(repo, number, text,
+                                                     author=known[0] if known else None),
+            full, short,
         )
         return CommentOutcome(action, comment.html_url, comment.id, was_short)
 
     if behaviour is Behaviour.NEW:
         return post(CommentAction.CREATED)
     login = author or client.authenticated_login() or ACTIONS_BOT_LOGIN
+    known[:] = [login]
     ours = [c for c in client.list_issue_comments(repo, number) if _is_ours(c, login, gate_id)]
     for comment in ours:
         theirs = _marker_head(comment)
@@ -717,13 +834,13 @@ def _with_fallback(send: Callable[[str], Comment], full: str, short: str) -> tup
 
 
 def _is_ours(comment: Comment, login: str, gate_id: str) -> bool:
-    marker = parse_marker(comment.body)
+    marker = parse_leading_marker(comment.body)
     # Matching the author too keeps a user's quote of our marker from being edited.
     return marker is not None and marker.gate_id == gate_id and comment.user_login == login
 
 
 def _marker_head(comment: Comment) -> str:
-    marker = parse_marker(comment.body)
+    marker = parse_leading_marker(comment.body)
     return marker.head_sha if marker is not None else ""
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "attach_marker",
     "format_timestamp",
     "make_marker",
+    "parse_leading_marker",
     "parse_marker",
     "same_apart_from_timestamp",
 ]
@@ -90,6 +91,15 @@ def parse_marker(body: str) -> Marker | None:
             # A damaged or hand-edited marker is not ours to claim; keep looking.
             continue
     return None
+
+
+def parse_leading_marker(body: str) -> Marker | None:
+    """The marker on the first line of ``body`` (where `attach_marker` puts it), or ``None``.
+
+    Only this one identifies a comment as rivet-ci's: a marker quoted further down (in a
+    reply, or pasted into another workflow's comment) never does.
+    """
+    return parse_marker(body.split("\n", 1)[0])
 
 
 def attach_marker(body: str, marker: str) -> str:
