@@ -256,30 +256,36 @@ class _Watchdog:
     """Remembers the connections of the current request and can cut them all off."""
 
     def __init__(self) -> None:
-        self.connections: list[http.client.HTTPConnection] = []
+        # The sockets themselves: urllib detaches them from their connection once the headers
+        # are in, while the body is still being read from them.
+        self.sockets: list[socket.socket] = []
         self.fired = False
         self._lock = threading.Lock()
 
     def factory(self, cls: type[http.client.HTTPConnection]) -> Any:
-        def make(host: str, **kwargs: Any) -> http.client.HTTPConnection:
-            connection = cls(host, **kwargs)
-            with self._lock:
-                self.connections.append(connection)
-            return connection
-        return make
+        watchdog = self
+
+        class Watched(cls):  # type: ignore[valid-type,misc]
+            def connect(self) -> None:
+                super().connect()
+                with watchdog._lock:
+                    watchdog.sockets.append(self.sock)
+                    fired = watchdog.fired
+                if fired:
+                    watchdog.fire()
+
+        return Watched
 
     def fire(self) -> None:
         with self._lock:
             self.fired = True
-            for connection in self.connections:
-                sock = connection.sock
-                if sock is not None:
-                    with contextlib.suppress(OSError):  # wakes a blocked recv at once
-                        sock.shutdown(socket.SHUT_RDWR)
+            for sock in self.sockets:
+                with contextlib.suppress(OSError):  # wakes a blocked recv at once
+                    sock.shutdown(socket.SHUT_RDWR)
 
     def reset(self) -> None:
         with self._lock:
-            self.connections.clear()
+            self.sockets.clear()
             self.fired = False
 
 
