@@ -115,7 +115,10 @@ def load_facts(settings: ActionSettings, trusted: TrustedFiles,
     shown = settings.for_output(path)
     data = trusted.read_file(path, "facts")
     if data is None:
-        return None, [], FactsOrigin(kind="none")
+        if any(f.kind == "facts-changed-in-pr" for f in trusted.findings):
+            return None, [], FactsOrigin(kind="none")  # only the PR has it: not used
+        raise_facts_error([Problem(file=shown, message="cannot read facts file: no such file "
+                                                       "(not on the base revision either)")])
     try:
         facts, problems = load_facts_text(shown, data.decode("utf-8"))
     except UnicodeDecodeError as exc:
