@@ -27,25 +27,20 @@ from rivet_ci.adapters.github import (
     CommentOutcome,
     GitHubClient,
     GitHubError,
+    find_own_comment,
     upsert_comment,
 )
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import (
-    CommentView,
-    build_comment_view,
-    checked_text,
-    facts_description,
-)
+from rivet_ci.core.comment_view import checked_text, facts_description
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.facts_loader import load_facts_text
-from rivet_ci.core.marker import make_marker
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GateResult, evaluate_gate, parse_policy
 from rivet_ci.core.problems import Problem
@@ -55,7 +50,7 @@ from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.live_facts import with_state_history
 from rivet_ci.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
-from rivet_ci.render import STEP_SUMMARY_LIMIT, render_within_limit, template_environment
+from rivet_ci.review_comment import blob_linker, render_comments
 from rivet_ci.settings import ActionSettings, SettingsError, write_outputs
 from rivet_ci.sink import check_parents, write_output
 from rivet_ci.trust import TrustedFiles
@@ -297,24 +292,18 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     write_step_outputs(outputs)
 
     # 2. The comment (short enough for GitHub) and the full report (for the step summary).
-    env = template_environment(
-        None if template_files is not None else settings.template_path, files=template_files)
-    marker = make_marker(settings.gate_id, pr.head_sha, timestamp)
-    facts_text = facts_description(origin, ctx.now())
-
-    def view(rows: int | None, details: bool) -> CommentView:
-        # Redacted before the template escapes anything.
-        return redact.scrub(build_comment_view(
-            pr.diff, gate, gate_id=settings.gate_id, marker=marker, base_sha=pr.base_sha,
-            head_sha=pr.head_sha, facts=facts_text, run_url=settings.run_url, max_rows=rows,
-            show_details=details, checked=checked))
-
-    body = redact(render_within_limit(view, env)[0])
-    short = redact(render_within_limit(view, env, limit=16_000)[0])
-    full = render_within_limit(view, env, limit=STEP_SUMMARY_LIMIT)[0]
+    previous = previous_comment(settings, number, ctx)
+    bodies = render_comments(
+        pr, gate, gate_id=settings.gate_id, timestamp=timestamp,
+        facts_text=facts_description(origin, ctx.now()), run_url=settings.run_url,
+        now=ctx.now(), links=blob_linker(settings.server_url, settings.repository, pr.head_sha),
+        template_dir=None if template_files is not None else settings.template_path,
+        template_files=template_files, previous_body=previous,
+        waiver_in_pr=policy.waiver_in_pr, redact=redact, checked=checked)
+    body, short = redact(bodies.comment), redact(bodies.short)
     write(settings.comment_path, body, root=settings.workspace)
     if settings.step_summary is not None:
-        write(settings.step_summary, full, append=True)
+        write(settings.step_summary, bodies.summary, append=True)
 
     # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
     #    notices; and the facts file's own problems, which make this a setup error.
@@ -344,6 +333,27 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                          + "".join(f"  {p.render()}\n" for p in errors))
         return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED
+
+
+def previous_comment(settings: ActionSettings, number: int | None, ctx: Context) -> str | None:
+    """The body of this gate's comment from an earlier run, for "since your last push".
+
+    Only read when the comment is edited in place or recreated; any failure means no previous
+    comment (the section is left out), never a failed run.
+    """
+    if (settings.comment not in ("update", "recreate") or number is None
+            or settings.github_token is None):
+        return None
+    try:
+        client = GitHubClient(api_url=settings.api_url,
+                              token=settings.github_token.get_secret_value())
+        found = find_own_comment(client, repo=settings.repository, number=number,
+                                 gate_id=settings.gate_id)
+    except GitHubError as exc:
+        ctx.stdout.write(f"::notice title=rivet-ci comment::could not read the previous "
+                         f"comment ({exc}); the comment leaves out \"since your last push\"\n")
+        return None
+    return found.body if found is not None else None
 
 
 def post_comment(

@@ -3,17 +3,19 @@
 Templates live in the top-level `templates/` folder and ship inside the wheel (as
 `rivet_ci/templates`). A team may pass its own template folder: its `comment.md.j2` can extend
 ours as `base/comment.md.j2` and override any block. Config text is untrusted, so everything
-interpolated is escaped for Markdown/HTML and `@` mentions are defused.
+interpolated is escaped by one rule (`finalize`, below); fragments rivet-ci builds itself are
+`Md` and pass through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -23,18 +25,13 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
-from rivet_ci.core.comment_view import ChangedRow, CommentView
+from rivet_ci.core.comment_view import ChangedRow, CommentView, WhyPart, plural
 from rivet_ci.errors import UsageError
 from rivet_ci.trust import UntrustedPathError, read_nofollow
 
 COMMENT_TEMPLATE = "comment.md.j2"
 GITHUB_COMMENT_LIMIT = 65_536
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub allows 1 MiB per step summary
-# Tried in order until the comment fits: (rows shown, reasons shown).
-SHRINK_STEPS: tuple[tuple[int | None, bool], ...] = (
-    (None, True), (None, False), (500, False), (200, False), (100, False), (50, False),
-    (20, False), (0, False),
-)
 
 
 def builtin_template_dir() -> Path:
@@ -44,45 +41,223 @@ def builtin_template_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "templates"  # a source checkout
 
 
-def md_inline(value: object) -> str:
+# -- one escaping rule ----------------------------------------------------------------------------
+#
+# Every `{{ value }}` a template interpolates goes through `finalize`, which escapes it as Markdown
+# text: inert in a paragraph, a list item and a table cell alike. The only way around it is `Md`,
+# which only the filters below construct, each building its fragment from escaped parts (code
+# spans with a safe fence, links to URLs rivet-ci built). Templates cannot make an `Md` from a
+# string themselves, so config text never reaches the comment as markup.
+
+class Md(str):
+    """A Markdown fragment rivet-ci built itself: `finalize` passes it through unescaped."""
+
+    __slots__ = ()
+
+
+# Backslash escapes (CommonMark: any ASCII punctuation) for everything that starts markup, a
+# table cell, an autolink (`www.`, `http://`) or math (`$`); entities for HTML; a zero-width
+# space after `@` and `#` keeps mentions, team mentions and issue references from being linked
+# by GitHub.
+_TEXT_ESCAPES = str.maketrans({
+    "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "!": "\\!",
+    "|": "\\|", "~": "\\~", ":": "\\:", ".": "\\.", "<": "&lt;", ">": "&gt;", "&": "&amp;",
+    "$": "\\$", "@": "@\u200b", "#": "#\u200b", "\r": " ", "\n": " ", "\t": " ", "\x00": "",
+})
+_SAFE_TEXT = re.compile(r"[A-Za-z0-9 ,/%;?'\"()+=^{}\u00a0-\uffff-]*")  # nothing to escape
+
+
+@functools.lru_cache(maxsize=8192)
+def _escape_text(text: str) -> str:
+    return text.translate(_TEXT_ESCAPES).replace("\u2028", " ").replace("\u2029", " ")
+
+
+def md_text(value: object) -> str:
+    """`value` as inert Markdown text (safe in paragraphs, lists and table cells)."""
     text = str(value)
-    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("@", "&#64;"),
-                      ("\r", " "), ("\n", " ")):
-        text = text.replace(raw, safe)
-    return text
+    if _SAFE_TEXT.fullmatch(text) and "\u2028" not in text and "\u2029" not in text:
+        return text
+    return _escape_text(text)
 
 
-def md_cell(value: object) -> str:
-    return md_inline(value).replace("|", "\\|")
+def finalize(value: object) -> object:
+    if isinstance(value, Md):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return md_text(value)
 
 
-def md_code(value: object) -> str:
-    return str(value).replace("`", "'").replace("\n", " ")
+_CONTROL = re.compile(r"[\r\n\t\u2028\u2029\x00]")
 
 
-def arrow(before: object, after: object) -> str:
+def _code_span(value: object, *, cell: bool) -> Md:
+    text = str(value)
+    if _CONTROL.search(text):
+        text = re.sub(r"[\r\n\t\u2028\u2029]+", " ", text).replace("\x00", "")
+    if "`" not in text:  # the common case: a single backtick fence
+        if cell:
+            text = text.replace("|", "\\|")
+        pad = "" if text.strip() else " "
+        return Md(f"`{pad}{text}{pad}`")
+    if cell:  # GFM splits a table row at `|` even inside code spans unless escaped
+        text = text.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return Md(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def code(value: object) -> Md:
+    """A code span for a list item or paragraph, whatever backticks `value` holds."""
+    return _code_span(value, cell=False)
+
+
+def cell_code(value: object) -> Md:
+    """A code span inside a table cell."""
+    return _code_span(value, cell=True)
+
+
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?/[A-Za-z0-9/._~%#!$&'*+,;=:@-]*")
+
+
+def link(label: object, url: object) -> Md:
+    """`[label](url)` for a URL rivet-ci built (see review_comment.blob_link); the label is
+    escaped unless it is already a fragment, and a URL that is not plain http(s) is dropped."""
+    text = label if isinstance(label, Md) else Md(md_text(label))
+    if not isinstance(url, str) or not _SAFE_URL.fullmatch(url) or "(" in url or ")" in url:
+        return text
+    return Md(f"[{text}]({url})")
+
+
+def arrow(before: object, after: object) -> Md:
     if before is None:
-        return "—" if after is None else str(after)
+        return Md("—" if after is None else md_text(after))
     if after is None or before == after:
-        return str(before)
-    return f"{before} → {after}"
+        return Md(md_text(before))
+    return Md(f"{md_text(before)} → {md_text(after)}")
 
 
-def score_change(row: ChangedRow) -> str:
+def signed(value: int) -> str:
+    return f"+{value:,}" if value > 0 else f"−{-value:,}" if value < 0 else "±0"
+
+
+def score_change(row: ChangedRow) -> Md:
     if row.score_base is None:
-        return f"new: **{row.score_head}**"
+        return Md(f"**{row.score_head}** new")
     if row.score_head is None:
-        return f"removed (was {row.score_base})"
+        return Md(f"~~{row.score_base}~~ removed")
     if row.delta == 0:
-        return str(row.score_head)
-    return f"{row.score_base} → **{row.score_head}** ({row.delta:+d})"
+        return Md(str(row.score_head))
+    return Md(f"{row.score_base} → **{row.score_head}** ({signed(row.delta or 0)})")
+
+
+# Keyed by the parts object (rows changed the same way share it, see comment_view._why_parts).
+_WHY_MD: dict[tuple[int, bool], tuple[Sequence[WhyPart], Md]] = {}
+
+
+def why(parts: Sequence[WhyPart], *, cell: bool = True) -> Md:
+    """A row's why: `+weak_cursor −strong_cursor`, `chunk windows 48 → 192`, 🔒 isolation."""
+    key = (id(parts), cell)
+    hit = _WHY_MD.get(key)
+    if hit is None or hit[0] is not parts:
+        if len(_WHY_MD) > 10_000:
+            _WHY_MD.clear()
+        hit = _WHY_MD[key] = (parts, _why(parts, cell=cell))
+    return hit[1]
+
+
+def _why(parts: Sequence[WhyPart], *, cell: bool) -> Md:
+    span = cell_code if cell else code
+    out = []
+    for part in parts:
+        if part.kind == "added":
+            out.append(span(f"+{part.text}"))
+        elif part.kind == "removed":
+            out.append(span(f"−{part.text}"))
+        elif part.kind == "isolation":
+            out.append(Md(f"🔒 runs alone on {span(part.text)}"))
+        elif part.kind == "cleared":
+            out.append(Md(f"🔓 no longer isolated on {span(part.text)}"))
+        elif part.kind == "detail":
+            out.append(Md(f"{md_text(part.text)} {md_text(part.before)} → "
+                          f"{md_text(part.after)}"))
+        else:
+            out.append(Md(md_text(part.text)))
+    return Md(" ".join(out) if out else "—")
+
+
+def plural_filter(count: int, singular: str, plural_form: str | None = None) -> Md:
+    return Md(md_text(plural(count, singular, plural_form)))
+
+
+def names(values: Sequence[object], *, limit: int = 5) -> Md:
+    """`a`, `b` and 3 more — code spans, cut after `limit`."""
+    shown = [code(v) for v in list(values)[:limit]]
+    rest = len(values) - len(shown)
+    return Md(", ".join(shown) + (f" and {rest:,} more" if rest > 0 else ""))
+
+
+@jinja2.pass_context
+def _table_row_filter(context: jinja2.runtime.Context, r: ChangedRow) -> Md:
+    cache = context.get("row_cache")
+    if isinstance(cache, RowCache):
+        return cache.table_row(r)
+    return table_row(r)
+
+
+@jinja2.pass_context
+def _details_filter(context: jinja2.runtime.Context, r: ChangedRow) -> Md:
+    cache = context.get("row_cache")
+    if isinstance(cache, RowCache):
+        return cache.details_entry(r)
+    return details_entry(r)
+
+
+class RowCache:
+    """Each row's Markdown, rendered once and reused by every budget (keyed by the row object,
+    which every `CommentView.with_budget` copy shares)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[ChangedRow, Md]] = {}
+        self._details: dict[int, tuple[ChangedRow, Md]] = {}
+
+    def table_row(self, r: ChangedRow) -> Md:
+        hit = self._rows.get(id(r))
+        if hit is None or hit[0] is not r:
+            hit = self._rows[id(r)] = (r, table_row(r))
+        return hit[1]
+
+    def details_entry(self, r: ChangedRow) -> Md:
+        hit = self._details.get(id(r))
+        if hit is None or hit[0] is not r:
+            hit = self._details[id(r)] = (r, details_entry(r))
+        return hit[1]
+
+
+def table_row(r: ChangedRow) -> Md:
+    """One row of the changes table (measured per row to choose how many fit)."""
+    mark = "❌ " if r.blocking else "✔️ " if r.waived else ""
+    return Md(f"| {mark}{link(cell_code(r.export_name), r.url)} | {score_change(r)} | "
+              f"{arrow(r.class_base, r.class_head)} | {arrow(r.wave_base, r.wave_head)} | "
+              f"{why(r.why)} |")
+
+
+def details_entry(r: ChangedRow) -> Md:
+    """One export's entry in the "Reasons per export" section."""
+    lines = [f"**{link(code(r.export_name), r.url)}** — {why(r.why, cell=False)}", ""]
+    lines += [f"- {code(reason.kind)} {md_text(reason.message)}" for reason in r.reasons]
+    return Md("\n".join(lines))
 
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 FILTERS: dict[str, Callable[..., Any]] = {
-    "md_inline": md_inline, "md_cell": md_cell, "md_code": md_code, "arrow": arrow,
-    "score_change": score_change,
+    "code": code, "cell_code": cell_code, "link": link, "arrow": arrow,
+    "score_change": score_change, "why": why, "plural": plural_filter, "names": names,
+    "signed": signed, "table_row": _table_row_filter, "details_entry": _details_filter,
 }
 
 
@@ -201,18 +376,23 @@ def template_environment(user_dir: Path | None = None, *,
     kind = _BoundedSandbox if user else jinja2.Environment
     env = kind(
         loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
-        autoescape=False, keep_trailing_newline=True,
+        autoescape=False, keep_trailing_newline=True, finalize=finalize,
     )
     env.filters.update(FILTERS)
     return env
 
 
-def render_comment(view: CommentView, env: jinja2.Environment) -> str:
+def render_comment(view: CommentView, env: jinja2.Environment,
+                   cache: RowCache | None = None) -> str:
     started = time.monotonic()
+    # Reviewed opt-outs: the marker and digest lines are built by core/marker.py and
+    # core/since.py (base64 payload), the hint by review_comment.py from code spans.
+    context = {"view": view, "marker": Md(view.marker), "digest": Md(view.digest),
+               "row_cache": cache, "hint": Md(view.full_report_hint)}
     try:
         with _deadline(RENDER_DEADLINE_S):
             chunks, size = [], 0
-            for chunk in env.get_template(COMMENT_TEMPLATE).generate(view=view):
+            for chunk in env.get_template(COMMENT_TEMPLATE).generate(**context):
                 size += len(chunk)
                 if size > MAX_RENDER_CHARS:
                     raise TemplateLimitError(
@@ -238,17 +418,53 @@ def render_comment(view: CommentView, env: jinja2.Environment) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
 
 
+def fit_rows(fixed: int, lengths: Sequence[int], limit: int) -> int:
+    """How many rows fit after `fixed` characters (rows are kept in order)."""
+    used, count = fixed, 0
+    for length in lengths:
+        if used + length > limit:
+            break
+        used += length
+        count += 1
+    return count
+
+
 def render_within_limit(
-    make_view: Callable[[int | None, bool], CommentView], env: jinja2.Environment,
-    limit: int = GITHUB_COMMENT_LIMIT,
+    view: CommentView, env: jinja2.Environment, limit: int = GITHUB_COMMENT_LIMIT, *,
+    max_rows: int | None = None, cache: RowCache | None = None,
+    lengths: Sequence[int] | None = None, details: bool = True,
 ) -> tuple[str, CommentView]:
-    """Render with fewer details and rows until the body fits `limit` characters."""
-    body, view = "", make_view(0, False)
-    for max_rows, details in SHRINK_STEPS:
-        view = make_view(max_rows, details)
-        body = render_comment(view, env)
+    """Render within `limit` characters: the rows that fit, chosen from their measured lengths.
+
+    Rows are built once (the view) and measured once (`lengths`, reusable across limits); the
+    comment is rendered once, twice when the details section has to go, and only a PR with
+    thousands of config errors needs the hard cut at the end.
+    """
+    cap = len(view.rows) if max_rows is None else min(max_rows, len(view.rows))
+    cache = cache or RowCache()
+    lengths = row_lengths(view, cache) if lengths is None else lengths
+    with_details = view.with_budget(cap, True)
+    # Rows and their details must fit with room to spare, else details go without rendering.
+    needed = sum(len(cache.details_entry(r)) + 2 for r in with_details.rows) if details else 0
+    if details and sum(lengths[:cap]) + needed < limit:
+        body = render_comment(with_details, env, cache)
         if len(body) <= limit:
-            return body, view
+            return body, with_details
+    bare = render_comment(view.with_budget(0, False), env, cache)
+    # Rows without their details: measure one row's share of `lengths` from the table alone.
+    keep = fit_rows(len(bare) + 200, lengths[:cap], limit)
+    chosen = view.with_budget(min(keep, cap), False)
+    body = render_comment(chosen, env, cache)
+    while len(body) > limit and chosen.rows:  # the estimate was short (never in practice)
+        chosen = view.with_budget(len(chosen.rows) * 9 // 10, False)
+        body = render_comment(chosen, env, cache)
+    if len(body) <= limit:
+        return body, chosen
     # Even the shortest form is too long (thousands of config errors): cut hard, keep the marker.
-    note = "\n\n_…truncated: the full report is in the job summary and `plan.json`._\n"
-    return body[: limit - len(note)] + note, view
+    note = f"\n\n_…truncated: the full report is in {view.full_report_hint}._\n"
+    return body[: limit - len(note)] + note, chosen
+
+
+def row_lengths(view: CommentView, cache: RowCache) -> list[int]:
+    """The rendered length of each table row (with its newline), measured once per view."""
+    return [len(cache.table_row(r)) + 1 for r in view.rows]

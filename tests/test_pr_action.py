@@ -169,7 +169,9 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     marker = parse_marker(comment["body"])
     assert marker is not None and marker.head_sha == head1 and marker.gate_id == "default"
     assert comment["login"] == BOT
-    assert "🔒 `order_items` must now run alone" in comment["body"]
+    assert re.search(r"\[`order_items`\]\(https://github\.com/acme/warehouse/blob/"
+                     rf"{head1}/rivet/replica_a\.yaml#L32\): 🔒 must now run alone",
+                     comment["body"])
     assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == (
         comment["body"])
     outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
@@ -192,7 +194,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     ]
     assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
     summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
-    assert "<details><summary>Reasons per export</summary>" in summary
+    assert "<details><summary>Reasons per export (2)</summary>" in summary
     assert "must now run alone" in summary
 
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
@@ -262,7 +264,9 @@ def test_a_pr_changing_thousands_of_exports_posts_a_comment_within_the_limit(
     assert outputs["comment-posted"] == "true"
     (comment,) = gh.comments(REPO, PR)  # accepted by GitHub (the fake enforces the limit)
     assert len(comment["body"]) <= GITHUB_COMMENT_LIMIT
-    assert "more changed export(s) not shown here" in comment["body"]
+    assert re.search(r"_Showing \d+ of 3,000 changed exports .*; all 3,000 are in the "
+                     r"\[job summary\]\(https://github\.com/acme/warehouse/actions/runs/4242\)",
+                     comment["body"])
     summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
     assert len(summary) <= STEP_SUMMARY_LIMIT
     # The summary has room for far more of the rows than the comment.
@@ -290,7 +294,7 @@ def test_a_read_only_token_keeps_the_comment_file_and_the_gate_decides(
     body = (ws.path / outputs["comment-file"]).read_text(encoding="utf-8")
     marker = parse_marker(body)
     assert marker is not None and marker.head_sha == head
-    assert "🔒 `events` must now run alone" in body
+    assert "🔒 runs alone on `replica_a`" in body
     assert "::notice title=rivet-ci comment::the token may not comment" in result.stdout
     assert "rivet-ci post" in result.stdout
     assert (ws.path / "plan.json").is_file()

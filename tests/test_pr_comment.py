@@ -13,7 +13,9 @@ import os
 import re
 from pathlib import Path
 
+import cmarkgfm
 import pytest
+from cmarkgfm.cmark import Options
 from test_pr_support import (
     BIG_FILES,
     BIG_PER_FILE,
@@ -77,17 +79,17 @@ def test_a_second_heavy_chunked_export_on_replica_a_fails_new_isolation(
 
     assert result.code == 1, result.stderr
     body = result.stdout
-    assert ("⚠️ new: Source group 'replica_a': 2 heavy-cost exports (events, order_items) — "
-            "avoid running them concurrently; stagger or isolate.") in body
+    assert ("- ⚠️ `replica_a` in `rivet/replica_a.yaml`: 2 heavy exports (was: 3 sharing the "
+            "source) — do not run them concurrently: `events`, `order_items`") in body
     for name in ("events", "order_items"):
-        assert f"- 🔒 `{name}` must now run alone on source group 'replica_a'" in body
-        assert re.search(rf"\| ❌ `{name}` \|.*🔒 new isolate_on_source \|", body)
-    assert "❌ gate failed (2 blocking finding(s))" in body
-    assert "**Blocking** (policy `fail-on: config-error, no-configs, new-isolation`)" in body
+        assert f"- ❌ `{name}`: 🔒 must now run alone on source group replica\\_a" in body
+        assert re.search(rf"\| ❌ `{name}` \|.*🔒 runs alone on `replica_a`", body)
+    assert "❌ gate failed (2 blocking findings)" in body
+    assert "**Blocking** (`fail-on: config-error, no-configs, new-isolation`)" in body
     # The default policy (config-error) lets the same PR through, showing the same comment.
     passing = diff(example_repo, "--facts", facts)
     assert passing.code == 0
-    assert "✅ gate passed" in passing.stdout and "2 new isolate_on_source" in passing.stdout
+    assert "✅ gate passed" in passing.stdout and "2 new isolations" in passing.stdout
 
 
 def test_diff_json_is_the_plan_document_with_the_pull_request_keys(example_repo: Repo) -> None:
@@ -137,11 +139,35 @@ def test_golden_comment_of_a_realistic_pr(example_repo: Repo,
     assert marker is not None and marker.timestamp == "2026-11-29T12:00:00Z"
     # Commits have fixed dates and authors (test_pr_support), so the head sha is stable too.
     assert body.startswith(marker.render())
-    for expected in ("(-54)", "🔒 `order_items` must now run alone", "✅ resolved: Source group",
-                     "❌ new: `rivet/replica_b.yaml:35: exports[3].cursor_column",
-                     "❌ gate failed (4 blocking finding(s))", "captured 6 h ago"):
+    for expected in ("(−54)", "`order_items`: 🔒 must now run alone", "2 heavy exports (was: 3",
+                     "❌ config error: `rivet/replica_b.yaml:35: exports[3].cursor_column",
+                     "❌ gate failed (4 blocking findings)", "captured 6 h ago"):
         assert expected in body
     check_golden("realistic.md", body)
+    check_structure(body, example_repo.path)
+
+
+OUR_TAGS = {"p", "h3", "strong", "em", "code", "a", "ul", "li", "table", "thead", "tbody", "tr",
+            "th", "td", "details", "summary", "sub", "br", "del"}
+
+
+def check_structure(body: str, repo: Path) -> None:
+    """The golden comment as GitHub renders it (cmark-gfm): its HTML is a golden file too, the
+    table is intact, every element is one the template writes, every link is one we built."""
+    html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    golden_html = GOLDEN / "realistic.html"
+    if os.environ.get("RIVET_CI_UPDATE_GOLDEN") == "1":
+        golden_html.write_text(html, encoding="utf-8", newline="\n")
+    assert golden_html.read_text(encoding="utf-8") == html, (
+        f"{golden_html} differs; regenerate with RIVET_CI_UPDATE_GOLDEN=1")
+    tags = set(re.findall(r"<([a-z0-9]+)[\s>/]", html))
+    assert tags <= OUR_TAGS, tags - OUR_TAGS
+    rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.DOTALL)
+    assert len(rows) == 6  # header + 5 changed exports
+    assert all(row.count("<td>") + row.count("<th>") == 5 for row in rows)
+    for href in re.findall(r'href="([^"]*)"', html):
+        assert href.startswith("https://github.com/rivet-ci/rivet-ci/blob/v"), href
+    _ = repo
 
 
 def check_golden(name: str, body: str) -> None:
@@ -184,16 +210,18 @@ def test_a_pr_changing_thousands_of_exports_stays_within_githubs_limit(tmp_path:
     assert changed == BIG_FILES * BIG_PER_FILE
     assert len(body) <= GITHUB_COMMENT_LIMIT
     assert parse_marker(body) is not None
-    omitted = re.search(r"_(\d+) more changed export\(s\) not shown here: see (.*?)\._", body)
+    omitted = re.search(r"_Showing (\d+) of ([\d,]+) changed exports .*?; all [\d,]+ are in "
+                        r"(.*?)\._", body)
     assert omitted, "the comment must say how many rows it left out"
     shown = len(re.findall(r"^\| (?:❌ )?`t\d\d_\d{4}`", body, flags=re.MULTILINE))
-    assert shown > 0 and shown + int(omitted.group(1)) == changed
-    assert "job summary" in omitted.group(2) and "plan.json" in omitted.group(2)
+    assert shown == int(omitted.group(1)) > 0
+    assert int(omitted.group(2).replace(",", "")) == changed
+    assert str(out) in omitted.group(3)  # locally: the file written, not a job summary
     # Blocking findings come first: the config error, then score drops, before the table.
     blocking = body.index("**Blocking**")
     assert blocking < body.index("| export |")
     assert body.index("broken", blocking) < body.index("| export |")
-    assert re.search(r"more blocking finding\(s\)", body)
+    assert re.search(r"more blocking findings: see", body)
 
 
 # -- template overrides ---------------------------------------------------------------------------
@@ -216,7 +244,7 @@ def test_a_user_template_extends_the_builtin_one(example_repo: Repo, tmp_path: P
     body = result.stdout
     assert body.rstrip().endswith("_Questions? Ask #data-platform. Gate warehouse, 1 changed._")
     assert "<sub>base" not in body  # the built-in footer was replaced
-    assert "must now run alone" in body  # every other block is inherited
+    assert "🔒 runs alone on `replica_a`" in body  # every other block is inherited
     marker = parse_marker(body)
     assert marker is not None and marker.gate_id == "warehouse"
 
@@ -272,7 +300,11 @@ def test_untrusted_config_text_is_escaped(tmp_path: Path) -> None:
 
     body = result.stdout
     assert result.code in (0, 1), result.stderr
-    assert "isolate_on_source" in body and "Campaign warnings" in body  # the group is shown...
-    assert "@org" not in body  # ...but mentions are defused
-    assert "<script" not in body and "</script" not in body
-    assert "&#64;org/team &lt;script&gt;" in body
+    assert "must now run alone" in body and "Campaign warnings" in body  # the group is shown...
+    # Rendered by GitHub's engine: no element from the config, and outside code spans (where
+    # GitHub would link a mention) the mention is broken by a zero-width space.
+    html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    assert "<script" not in html
+    prose = re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL)
+    assert "@org" not in prose
+    assert "@\u200borg/team &lt;script&gt;" in prose  # ...as inert text

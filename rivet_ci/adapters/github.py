@@ -869,3 +869,13 @@ def _pull_head_is_newer(
         return theirs == current[0] != head_sha.lower()
 
     return is_newer
+
+
+def find_own_comment(
+    client: GitHubClient, *, repo: str, number: int, gate_id: str, author: str | None = None,
+) -> Comment | None:
+    """This gate's existing comment on the pull request (the one `upsert_comment` edits), or
+    None. Recognised exactly as `upsert_comment` does: our marker and our author."""
+    login = author or client.authenticated_login() or ACTIONS_BOT_LOGIN
+    ours = [c for c in client.list_issue_comments(repo, number) if _is_ours(c, login, gate_id)]
+    return ours[0] if ours else None

@@ -9,15 +9,14 @@ from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import build_comment_view, checked_text, facts_description
+from rivet_ci.core.comment_view import checked_text, facts_description
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
-from rivet_ci.core.marker import make_marker
 from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.pull_request import plan_pull_request
-from rivet_ci.render import render_within_limit, template_environment
+from rivet_ci.review_comment import linker_from_environ, local_hint, render_comments
 from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
 from rivet_ci.sink import write_output
 
@@ -80,15 +79,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if args.format == "json":
             ctx.stdout.write(text)
     if args.format == "markdown":
-        marker = make_marker(args.gate_id, pr.head_sha, timestamp)
-        facts_text = facts_description(origin, ctx.now())
-        body, _ = render_within_limit(
-            lambda rows, details: ctx.redact.scrub(build_comment_view(
-                pr.diff, gate, gate_id=args.gate_id, marker=marker, base_sha=pr.base_sha,
-                head_sha=pr.head_sha, facts=facts_text, run_url=None, max_rows=rows,
-                show_details=details, checked=pr.checked())),
-            template_environment(args.template_dir))
-        ctx.stdout.write(body)
+        bodies = render_comments(
+            pr, gate, gate_id=args.gate_id, timestamp=timestamp,
+            facts_text=facts_description(origin, ctx.now()), run_url=None, now=ctx.now(),
+            links=linker_from_environ(ctx.environ, pr.head_sha),
+            template_dir=args.template_dir, hint=local_hint(args.output), redact=ctx.redact,
+            checked=pr.checked())
+        ctx.stdout.write(bodies.comment)
     ctx.stderr.write(f"rivet-ci: {checked_text(pr.checked())}"
                      f"{' (working tree)' if worktree else ''}; gate "
                      f"{'passed' if gate.passed else 'failed'} (fail-on: {gate.policy})\n")

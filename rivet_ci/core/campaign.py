@@ -8,6 +8,7 @@ a source group that has at least two heavy exports. Score, class and wave never 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from rivet_ci.core.recommendation import HEAVY_COST, Campaign, ExportRecommendation, Reason, Wave
 
@@ -28,18 +29,34 @@ def group_members(
     return groups
 
 
-def source_group_warning(group: str, members: Sequence[ExportRecommendation]) -> str | None:
-    """The campaign warning for one group, or None (members in config order)."""
+GroupPressure = tuple[Literal["heavy", "shared"], tuple[str, ...]]
+
+
+def group_pressure(members: Sequence[ExportRecommendation]) -> GroupPressure | None:
+    """What a group warns about — `heavy` (its heavy members) or `shared` (all its members)."""
     if len(members) < 2:
         return None
-    heavy = [m.export_name for m in members if m.cost_class in HEAVY_COST]
+    heavy = tuple(m.export_name for m in members if m.cost_class in HEAVY_COST)
     if len(heavy) >= 2:
-        return (f"Source group '{group}': {len(heavy)} heavy-cost exports ({', '.join(heavy)}) "
-                f"— avoid running them concurrently; stagger or isolate.")
+        return "heavy", heavy
     if len(members) >= 3:
-        return (f"Source group '{group}': {len(members)} exports share this source — stagger "
-                f"large runs to reduce replica pressure.")
+        return "shared", tuple(m.export_name for m in members)
     return None
+
+
+def pressure_message(group: str, pressure: GroupPressure) -> str:
+    kind, names = pressure
+    if kind == "heavy":
+        return (f"Source group '{group}': {len(names)} heavy-cost exports ({', '.join(names)}) "
+                f"— avoid running them concurrently; stagger or isolate.")
+    return (f"Source group '{group}': {len(names)} exports share this source — stagger "
+            f"large runs to reduce replica pressure.")
+
+
+def source_group_warning(group: str, members: Sequence[ExportRecommendation]) -> str | None:
+    """The campaign warning for one group, or None (members in config order)."""
+    pressure = group_pressure(members)
+    return None if pressure is None else pressure_message(group, pressure)
 
 
 def isolation_reason(group: str) -> Reason:

@@ -1,22 +1,58 @@
 """The PR comment's view model: everything the template shows, decided here (pure).
 
-The template only lays out what this model says; ordering (blocking findings and the largest
-score changes first), truncation to a row budget, and wording of the verdict live here, so they
-are tested without rendering.
+The template only lays out what this model says. Decided here, and tested without rendering:
+which rows count as changed and *why* (reason kinds added/removed, or the number inside a
+reason that moved), ordering (blocking first, then the largest score changes), the summary of a
+large PR (counts by direction and by class/wave move, changes grouped by identical cause), each
+finding listed once, warnings matched per source group, waivers, "since your last push", and the
+wording of the verdict with correct singular/plural.
+
+Rows are built once; the renderer chooses how many fit from their rendered lengths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rivet_ci.core.diff import ExportChange, Finding, PlanDiff, WarningChange
+from rivet_ci.core.diff import REPO_SCOPE, ExportChange, Finding, PlanDiff, WarningChange
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GateResult
-from rivet_ci.core.recommendation import Reason
+from rivet_ci.core.recommendation import ExportRecommendation, Reason
+from rivet_ci.core.since import SinceLastPush
+from rivet_ci.core.waivers import ISOLATION_KIND, WaiverNote
+
+# A PR with more changed rows than this gets the summary and the grouped causes first, and its
+# table is cut to the largest movers (every row stays in the full report).
+LARGE_PR_ROWS = 20
+TOP_ROWS_LARGE = 15
+MAX_CAUSE_GROUPS = 8
+MAX_LISTED = 50  # findings, warnings, problems: each list is cut here and says how many more
+BIGGEST_MOVERS = 3
+
+WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """`1 export`, `2 exports`, `3,000 exports` (thousands separated)."""
+    word = singular if count == 1 else (plural_form or f"{singular}s")
+    return f"{count:,} {word}"
+
+
+class WhyPart(BaseModel):
+    """One piece of a row's *why*: a reason kind added/removed, a detail that moved, or text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: WhyKind
+    text: str  # a reason kind, a group name, or plain text
+    before: str | None = None  # for `detail`: the label is `text`, the values before/after
+    after: str | None = None
 
 
 class ChangedRow(BaseModel):
@@ -25,6 +61,7 @@ class ChangedRow(BaseModel):
     export_name: str
     file: str
     line: int | None
+    url: str | None
     status: str
     score_base: int | None
     score_head: int | None
@@ -33,22 +70,83 @@ class ChangedRow(BaseModel):
     class_head: str | None
     wave_base: int | None
     wave_head: int | None
-    cost: str
-    risk: str
-    flags: tuple[str, ...]
     blocking: bool
+    waived: bool
+    why: tuple[WhyPart, ...]
     reasons: tuple[Reason, ...]
-    reasons_added: tuple[str, ...]
-    reasons_removed: tuple[str, ...]
+
+    @property
+    def magnitude(self) -> int:
+        return abs(self.delta) if self.delta is not None else 100
 
 
-class Isolation(BaseModel):
+class CauseGroup(BaseModel):
+    """Rows that changed in exactly the same way: one line instead of a wall of rows."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    delta: int | None
+    class_move: tuple[str, str] | None
+    wave_move: tuple[int, int] | None
+    status: str
+    why: tuple[WhyPart, ...]
+    examples: tuple[str, ...]
+
+
+class Mover(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     export_name: str
-    source_group: str | None
-    file: str
+    url: str | None
+    delta: int
+
+
+class Summary(BaseModel):
+    """The first screen of a large PR."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score_up: int
+    score_down: int
+    score_same: int
+    added: int
+    removed: int
+    class_moves: tuple[tuple[str, str, int], ...]
+    wave_moves: tuple[tuple[int, int, int], ...]
+    movers: tuple[Mover, ...]
+    causes: tuple[CauseGroup, ...]
+    grouped_rows: int  # rows covered by the listed cause groups
+
+
+class FindingLine(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    message: str
+    text: str  # the message without the export's name (shown after a link to the export)
+    file: str | None
     line: int | None
+    url: str | None
+    export_name: str | None
+    waiver_hint: str | None = None  # the waiver line that would accept it
+
+
+class WarningLine(BaseModel):
+    """A source group's warning, base vs head, in one line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scope: str | None  # the config file; None for groups spanning several files
+    group: str
+    status: str
+    kind_base: str | None
+    kind_head: str | None
+    count_base: int
+    count_head: int
+    members: tuple[str, ...]  # the head's members the warning names
+    joined: tuple[str, ...]
+    left: tuple[str, ...]
 
 
 class ProblemLine(BaseModel):
@@ -65,83 +163,46 @@ class CommentView(BaseModel):
 
     gate_id: str
     marker: str
+    digest: str  # hidden payload for "since your last push" ("" for none)
     passed: bool
     headline: str
     policy: str
     counts: dict[str, int]
+    since: SinceLastPush | None
+    blocking: tuple[FindingLine, ...]
+    omitted_blocking: int
+    waivers: tuple[WaiverNote, ...]
+    summary: Summary | None
     rows: tuple[ChangedRow, ...]
+    total_rows: int  # every changed row, before any cut
     omitted_rows: int
     show_details: bool
-    new_isolations: tuple[Isolation, ...]
-    resolved_isolations: tuple[Isolation, ...]
-    warnings_new: tuple[WarningChange, ...]
-    warnings_resolved: tuple[WarningChange, ...]
+    details_cut: bool  # the "Reasons per export" section was left out to fit
+    warnings: tuple[WarningLine, ...]
+    omitted_warnings: int
     warnings_persisting: int
     low_confidence: tuple[str, ...]
+    omitted_low_confidence: int
     problems: tuple[ProblemLine, ...]
-    blocking: tuple[Finding, ...]
-    # Lists other than `rows` are cut to the row budget too (never below MIN_LISTED), so a PR
-    # touching thousands of exports still gets a comment that says what it left out.
-    omitted_blocking: int = 0
-    omitted_isolations: int = 0
-    omitted_warnings: int = 0
-    omitted_low_confidence: int = 0
-    omitted_problems: int = 0
+    omitted_problems: int
     base_sha: str
     head_sha: str
     facts: str
     run_url: str | None
-    full_report_hint: str
+    rules_url: str | None
+    full_report_hint: str  # a Markdown fragment the shell built (paths as code spans)
+    waiver_in_pr: str = "block"
 
+    @property
+    def large(self) -> bool:
+        return self.summary is not None
 
-MIN_LISTED = 10
-_T = TypeVar("_T")
-
-
-def _cap(items: tuple[_T, ...], max_rows: int | None) -> tuple[tuple[_T, ...], int]:
-    if max_rows is None:
-        return items, 0
-    kept = items[: max(max_rows, MIN_LISTED)]
-    return kept, len(items) - len(kept)
-
-
-def _flags(change: ExportChange) -> tuple[str, ...]:
-    flags = []
-    if change.isolation == "new":
-        flags.append("🔒 new isolate_on_source")
-    elif change.isolation == "pre-existing":
-        flags.append("isolate_on_source")
-    elif change.isolation == "resolved":
-        flags.append("isolation cleared")
-    if change.low_confidence in ("new", "pre-existing"):
-        flags.append("low confidence")
-    if change.renamed_from:
-        flags.append(f"renamed from {change.renamed_from}")
-    return tuple(flags)
-
-
-def _row(change: ExportChange, blocking: set[tuple[str | None, str | None]]) -> ChangedRow:
-    b, h = change.base, change.head
-    latest = h or b
-    assert latest is not None  # a change always has one side
-    return ChangedRow(
-        export_name=change.export_name, file=change.config_path, line=change.line,
-        status=change.status,
-        score_base=b.priority_score if b else None, score_head=h.priority_score if h else None,
-        delta=change.score_delta,
-        class_base=b.priority_class if b else None, class_head=h.priority_class if h else None,
-        wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
-        cost=latest.cost_class, risk=latest.risk_class, flags=_flags(change),
-        blocking=(change.config_path, change.export_name) in blocking,
-        reasons=latest.reasons, reasons_added=change.reasons_added,
-        reasons_removed=change.reasons_removed,
-    )
-
-
-def _row_priority(row: ChangedRow) -> tuple[int, int, str, str]:
-    # Blocking first, then the largest score movement (added/removed count as large), then name.
-    magnitude = abs(row.delta) if row.delta is not None else 100
-    return (0 if row.blocking else 1, -magnitude, row.file, row.export_name)
+    def with_budget(self, rows: int, details: bool) -> CommentView:
+        """The same view with its first `rows` rows and (or without) the details section."""
+        kept = self.rows[:rows]
+        return self.model_copy(update={
+            "rows": kept, "omitted_rows": self.total_rows - len(kept),
+            "show_details": details and bool(kept), "details_cut": not details and bool(kept)})
 
 
 def facts_description(origin: FactsOrigin, now: datetime) -> str:
@@ -149,7 +210,7 @@ def facts_description(origin: FactsOrigin, now: datetime) -> str:
         return "no facts (every export planned with low confidence)"
     if origin.kind == "live":
         return "live preflight"
-    where = f"`{origin.path}`" if origin.path else "facts file"
+    where = f"{origin.path}" if origin.path else "facts file"
     if origin.captured_at is None:
         return f"{where} (capture time unknown)"
     age_h = max((now - origin.captured_at).total_seconds(), 0) / 3600
@@ -157,88 +218,286 @@ def facts_description(origin: FactsOrigin, now: datetime) -> str:
     return f"{where}, captured {age} ago"
 
 
+# -- why a row changed ----------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"~?\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z/_-]*")
+_UNITS = frozenset({"min", "s", "h", "ms", "%", "MB", "GB", "KB", "days", "rows"})
+_STOP = frozenset({"over", "of", "and", "or", "in", "is", "the", "a", "an", "—", "-", "per"})
+
+
+def _label(message: str, start: int, end: int) -> tuple[str, str]:
+    """(label, unit) for the number at message[start:end]: the words after it (`48 chunk
+    windows` → `chunk windows`), else the words before it (`row count (~8000000)`)."""
+    after = _WORD.findall(message[end:end + 40]) if message[end:end + 1] == " " else []
+    words: list[str] = []
+    for word in after:
+        if word.lower() in _STOP or len(words) == 2:
+            break
+        words.append(word)
+    if words and words[0] not in _UNITS:
+        return " ".join(words), ""
+    unit = words[0] if words else ""
+    before = [w for w in _WORD.findall(message[max(0, start - 40):start])
+              if w.lower() not in _STOP]
+    return " ".join(before[-2:]).lower() or "value", unit
+
+
+def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
+    """The numbers that moved inside one reason kind's message (`chunk windows 48 → 192`)."""
+    before, after = list(_NUMBER.finditer(base.message)), list(_NUMBER.finditer(head.message))
+    parts = []
+    for b, h in zip(before, after, strict=False):
+        if b.group() != h.group():
+            label, unit = _label(head.message, h.start(), h.end())
+            suffix = f" {unit}" if unit else ""
+            parts.append(WhyPart(kind="detail", text=label, before=b.group() + suffix,
+                                 after=h.group() + suffix))
+    if not parts and len(before) != len(after):
+        parts.append(WhyPart(kind="text", text=f"{head.kind} reworded"))
+    return parts
+
+
+def why_parts(change: ExportChange) -> tuple[WhyPart, ...]:
+    return _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
+                      change.reasons_removed)
+
+
+_WHY_CACHE: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
+
+
+def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
+               renamed_from: str | None, reasons_added: tuple[str, ...],
+               reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+    # A mass change repeats the same why thousands of times: compute each distinct one once.
+    key = (renamed_from, reasons_added, reasons_removed,
+           None if b is None else (b.cost_class, b.risk_class, b.source_group,
+                                   b.isolate_on_source, *(r.message for r in b.reasons)),
+           None if h is None else (h.cost_class, h.risk_class, h.source_group,
+                                   h.isolate_on_source, *(r.message for r in h.reasons)))
+    hit = _WHY_CACHE.get(key)
+    if hit is None:
+        if len(_WHY_CACHE) > 10_000:
+            _WHY_CACHE.clear()
+        hit = _WHY_CACHE[key] = _compute_why(b, h, renamed_from, reasons_added,
+                                             reasons_removed)
+    return hit
+
+
+def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
+                 renamed_from: str | None, reasons_added: tuple[str, ...],
+                 reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+    parts: list[WhyPart] = []
+    if renamed_from:
+        parts.append(WhyPart(kind="text", text=f"renamed from {renamed_from}"))
+    if h is None:
+        return (*parts, WhyPart(kind="text", text="export removed"))
+    if b is None:
+        parts.append(WhyPart(kind="text", text="new export"))
+    if h.isolate_on_source and not (b and b.isolate_on_source):
+        parts.append(WhyPart(kind="isolation", text=h.source_group or "?"))
+    elif b is not None and b.isolate_on_source and not h.isolate_on_source:
+        parts.append(WhyPart(kind="cleared", text=b.source_group or "?"))
+    parts += [WhyPart(kind="added", text=k) for k in reasons_added if k != ISOLATION_KIND]
+    parts += [WhyPart(kind="removed", text=k) for k in reasons_removed if k != ISOLATION_KIND]
+    if b is None:
+        return tuple(parts)
+    if b.cost_class != h.cost_class:
+        parts.append(WhyPart(kind="detail", text="cost", before=b.cost_class, after=h.cost_class))
+    if b.risk_class != h.risk_class:
+        parts.append(WhyPart(kind="detail", text="risk", before=b.risk_class, after=h.risk_class))
+    if b.source_group != h.source_group:
+        parts.append(WhyPart(kind="detail", text="source group", before=b.source_group or "none",
+                             after=h.source_group or "none"))
+    base_reasons = {r.kind: r for r in b.reasons}
+    for reason in h.reasons:
+        old = base_reasons.get(reason.kind)
+        if old is not None and old.message != reason.message:
+            parts += detail_changes(old, reason)
+    return tuple(parts)
+
+
+def _cause_key(row: ChangedRow) -> tuple[object, ...]:
+    why = tuple((p.kind, p.text, p.before, p.after) for p in row.why if p.kind != "isolation")
+    return (row.status, row.delta, row.class_base, row.class_head, row.wave_base, row.wave_head,
+            why)
+
+
+# -- building -------------------------------------------------------------------------------------
+
+LinkFor = Callable[[str, int | None], str | None]
+
+
+def _no_links(_path: str, _line: int | None) -> str | None:
+    return None
+
+
+def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
+         waived: set[tuple[str | None, str]], link: LinkFor) -> ChangedRow:
+    b, h = change.base, change.head
+    latest: ExportRecommendation | None = h or b
+    assert latest is not None  # a change always has one side
+    key = (change.config_path, change.export_name)
+    # Every field comes from validated models: construct without re-validating (3,000 rows).
+    return ChangedRow.model_construct(
+        export_name=change.export_name, file=change.config_path, line=change.line,
+        url=link(change.config_path, change.line), status=change.status,
+        score_base=b.priority_score if b else None, score_head=h.priority_score if h else None,
+        delta=change.score_delta,
+        class_base=b.priority_class if b else None, class_head=h.priority_class if h else None,
+        wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
+        blocking=key in blocking, waived=key in waived and key not in blocking,
+        why=why_parts(change), reasons=latest.reasons,
+    )
+
+
+def _row_priority(row: ChangedRow) -> tuple[int, int, str, str]:
+    # Blocking first, then the largest score movement (added/removed count as large), then name.
+    return (0 if row.blocking else 1, -row.magnitude, row.file, row.export_name)
+
+
+def _summary(rows: Sequence[ChangedRow]) -> Summary:
+    changed = [r for r in rows if r.status == "changed"]
+    class_moves = Counter((r.class_base, r.class_head) for r in changed
+                          if r.class_base != r.class_head)
+    wave_moves = Counter((r.wave_base, r.wave_head) for r in changed
+                         if r.wave_base != r.wave_head)
+    groups: dict[tuple[object, ...], list[ChangedRow]] = {}
+    for row in rows:
+        groups.setdefault(_cause_key(row), []).append(row)
+    causes = sorted((g for g in groups.values() if len(g) >= 2),
+                    key=lambda g: (-len(g), g[0].export_name))[:MAX_CAUSE_GROUPS]
+    movers = sorted((r for r in changed if r.delta), key=lambda r: (-abs(r.delta or 0),
+                                                                     r.export_name))
+    return Summary(
+        score_up=sum(1 for r in changed if (r.delta or 0) > 0),
+        score_down=sum(1 for r in changed if (r.delta or 0) < 0),
+        score_same=sum(1 for r in changed if r.delta == 0),
+        added=sum(1 for r in rows if r.status == "added"),
+        removed=sum(1 for r in rows if r.status == "removed"),
+        class_moves=tuple((str(a), str(b), n) for (a, b), n in class_moves.most_common()),
+        wave_moves=tuple((int(a or 0), int(b or 0), n) for (a, b), n in wave_moves.most_common()),
+        movers=tuple(Mover(export_name=r.export_name, url=r.url, delta=r.delta or 0)
+                     for r in movers[:BIGGEST_MOVERS]),
+        causes=tuple(CauseGroup(
+            count=len(g), delta=g[0].delta, status=g[0].status,
+            class_move=(str(g[0].class_base), str(g[0].class_head))
+            if g[0].class_base != g[0].class_head and g[0].status == "changed" else None,
+            wave_move=(int(g[0].wave_base or 0), int(g[0].wave_head or 0))
+            if g[0].wave_base != g[0].wave_head and g[0].status == "changed" else None,
+            why=tuple(p for p in g[0].why if p.kind != "isolation"),
+            examples=tuple(r.export_name for r in g[:3])) for g in causes),
+        grouped_rows=sum(len(g) for g in causes),
+    )
+
+
+def _warning_line(w: WarningChange) -> WarningLine:
+    head, base = set(w.members_head), set(w.members_base)
+    return WarningLine(
+        scope=None if w.scope == REPO_SCOPE else w.scope, group=w.group, status=w.status,
+        kind_base=w.kind_base, kind_head=w.kind_head, count_base=len(w.members_base),
+        count_head=len(w.members_head), members=w.members_head,
+        joined=tuple(m for m in w.members_head if m not in base),
+        left=tuple(m for m in w.members_base if m not in head))
+
+
+def _finding_text(f: Finding) -> str:
+    if f.kind == "new-isolation":
+        return f"🔒 must now run alone on source group {f.source_group}"
+    if f.export_name and f.message.startswith(f"{f.export_name}: "):
+        return f.message[len(f.export_name) + 2:]
+    return f.message
+
+
+def _finding_line(f: Finding, link: LinkFor, hints: dict[int, str]) -> FindingLine:
+    return FindingLine(kind=f.kind, message=f.message, text=_finding_text(f), file=f.file,
+                       line=f.line,
+                       url=link(f.file, f.line) if f.file else None, export_name=f.export_name,
+                       waiver_hint=hints.get(id(f)))
+
+
+def _cap(items: Sequence[object], limit: int) -> int:
+    return max(len(items) - limit, 0)
+
+
 def build_comment_view(
     diff: PlanDiff, gate: GateResult, *, gate_id: str, marker: str, base_sha: str,
-    head_sha: str, facts: str, run_url: str | None, max_rows: int | None = None,
-    show_details: bool = True, full_report_hint: str = "the job summary and `plan.json`",
+    head_sha: str, facts: str, run_url: str | None, digest: str = "",
+    since: SinceLastPush | None = None, link: LinkFor | None = None,
+    rules_url: str | None = None, waiver_hints: dict[int, str] | None = None,
+    full_report_hint: str = "the job summary and `plan.json`", waiver_in_pr: str = "block",
     checked: Mapping[str, int] | None = None,
 ) -> CommentView:
-    """Build the view; `max_rows` keeps the most important rows (blocking, largest changes)."""
-    blocking_keys: set[tuple[str | None, str | None]] = {
-        (f.file, f.export_name) for f in gate.blocking if f.export_name}
-    rows = sorted((_row(c, blocking_keys) for c in diff.changed_exports), key=_row_priority)
-    kept = rows if max_rows is None else rows[:max_rows]
-    changes = diff.changed_exports
-    isolations = [c for c in diff.exports if c.isolation in ("new", "resolved")]
-
-    def isolation(c: ExportChange) -> Isolation:
-        latest = c.head or c.base
-        return Isolation(export_name=c.export_name, file=c.config_path, line=c.line,
-                         source_group=latest.source_group if latest else None)
-
+    """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
+    link = link or _no_links
+    blocking_keys = {(f.file, f.export_name) for f in gate.blocking if f.export_name}
+    waived_keys = {(w.finding.file, w.finding.export_name) for w in gate.waived
+                   if w.finding.export_name}
+    rows = sorted((_row(c, blocking_keys, waived_keys, link) for c in diff.changed_exports),
+                  key=_row_priority)
+    large = len(rows) > LARGE_PR_ROWS
+    hints = waiver_hints or {}
+    blocking = [_finding_line(f, link, hints) for f in gate.blocking]
+    blocking_ids = {id(f) for f in gate.blocking} | {id(w.finding) for w in gate.waived}
+    # Config errors not already listed as blocking (each finding once).
+    problems = [ProblemLine(text=f.message, status=f.status) for f in diff.findings
+                if f.kind == "config-error" and id(f) not in blocking_ids]
+    warnings = [_warning_line(w) for w in diff.warnings if w.changed]
+    low = sorted({c.export_name for c in diff.changed_exports
+                  if c.low_confidence in ("new", "pre-existing")})
     counts = {
-        "changed": sum(1 for c in changes if c.status == "changed"),
-        "added": sum(1 for c in changes if c.status == "added"),
-        "removed": sum(1 for c in changes if c.status == "removed"),
-        "new_isolations": sum(1 for c in isolations if c.isolation == "new"),
+        "changed": sum(1 for r in rows if r.status == "changed"),
+        "added": sum(1 for r in rows if r.status == "added"),
+        "removed": sum(1 for r in rows if r.status == "removed"),
+        "new_isolations": sum(1 for c in diff.exports if c.isolation == "new"),
         "new_warnings": sum(1 for w in diff.warnings if w.status == "new"),
         "resolved_warnings": sum(1 for w in diff.warnings if w.status == "resolved"),
         "errors": sum(1 for f in diff.findings if f.kind == "config-error" and f.status == "new"),
         "blocking": len(gate.blocking),
+        "waived": len(gate.waived),
     }
-    problem_lines, omitted_problems = _cap(tuple(
-        ProblemLine(text=f.message, status=f.status)
-        for f in diff.findings if f.kind == "config-error"), max_rows)
-    blocking, omitted_blocking = _cap(gate.blocking, max_rows)
-    new_isolations, omitted_new = _cap(
-        tuple(isolation(c) for c in isolations if c.isolation == "new"), max_rows)
-    resolved_isolations, omitted_resolved = _cap(
-        tuple(isolation(c) for c in isolations if c.isolation == "resolved"), max_rows)
-    warnings_new, omitted_warnings_new = _cap(
-        tuple(w for w in diff.warnings if w.status == "new"), max_rows)
-    warnings_resolved, omitted_warnings_resolved = _cap(
-        tuple(w for w in diff.warnings if w.status == "resolved"), max_rows)
-    low_confidence, omitted_low = _cap(tuple(sorted(
-        c.export_name for c in changes if c.low_confidence in ("new", "pre-existing"))), max_rows)
     return CommentView(
-        gate_id=gate_id, marker=marker, passed=gate.passed,
-        headline=_headline(gate, counts, checked), policy=gate.policy, counts=counts,
-        rows=tuple(kept), omitted_rows=len(rows) - len(kept), show_details=show_details,
-        new_isolations=new_isolations, resolved_isolations=resolved_isolations,
-        omitted_isolations=omitted_new + omitted_resolved,
-        warnings_new=warnings_new, warnings_resolved=warnings_resolved,
-        omitted_warnings=omitted_warnings_new + omitted_warnings_resolved,
-        warnings_persisting=sum(1 for w in diff.warnings if w.status == "pre-existing"),
-        low_confidence=low_confidence, omitted_low_confidence=omitted_low,
-        problems=problem_lines, omitted_problems=omitted_problems,
-        blocking=blocking, omitted_blocking=omitted_blocking, base_sha=base_sha,
-        head_sha=head_sha, facts=facts, run_url=run_url, full_report_hint=full_report_hint,
+        gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
+        headline=headline(gate.passed, counts, checked), policy=gate.policy, counts=counts,
+        since=since,
+        blocking=tuple(blocking[:MAX_LISTED]), omitted_blocking=_cap(blocking, MAX_LISTED),
+        waivers=gate.notes, summary=_summary(rows) if large else None,
+        rows=tuple(rows), total_rows=len(rows), omitted_rows=0, show_details=True,
+        details_cut=False,
+        warnings=tuple(warnings[:MAX_LISTED]), omitted_warnings=_cap(warnings, MAX_LISTED),
+        warnings_persisting=sum(1 for w in diff.warnings if not w.changed),
+        low_confidence=tuple(low[:MAX_LISTED]), omitted_low_confidence=_cap(low, MAX_LISTED),
+        problems=tuple(problems[:MAX_LISTED]), omitted_problems=_cap(problems, MAX_LISTED),
+        base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
+        rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
     )
 
 
 def checked_text(checked: Mapping[str, int]) -> str:
-    """What the verdict is based on: `checked 2 config file(s) (7 exports) at head, 2 (6) at
+    """What the verdict is based on: `checked 2 config files (7 exports) at head, 2 (6) at
     base`. Says it plainly when nothing matched, so a gate that checked nothing never looks
     like a pass over real configs."""
-    head = (f"{checked['head-configs']} config file(s) ({checked['head-exports']} export(s)) "
-            "at head")
-    base = f"{checked['base-configs']} ({checked['base-exports']}) at base"
+    head = (f"{plural(checked['head-configs'], 'config file')} "
+            f"({plural(checked['head-exports'], 'export')}) at head")
+    base = f"{checked['base-configs']:,} ({checked['base-exports']:,}) at base"
     return f"checked {head}, {base}"
 
 
-def _headline(gate: GateResult, counts: dict[str, int],
-              checked: Mapping[str, int] | None = None) -> str:
+def headline(passed: bool, counts: dict[str, int],
+             checked: Mapping[str, int] | None = None) -> str:
     touched = counts["changed"] + counts["added"] + counts["removed"]
-    parts = [f"{touched} export(s) changed"]
+    parts = [f"{plural(touched, 'export')} changed"]
     if counts["new_isolations"]:
-        parts.append(f"{counts['new_isolations']} new isolate_on_source")
+        parts.append(plural(counts["new_isolations"], "new isolation"))
     if counts["new_warnings"]:
-        parts.append(f"{counts['new_warnings']} new campaign warning(s)")
+        parts.append(plural(counts["new_warnings"], "new campaign warning"))
     if counts["resolved_warnings"]:
-        parts.append(f"{counts['resolved_warnings']} resolved")
+        parts.append(f"{plural(counts['resolved_warnings'], 'campaign warning')} resolved")
     if counts["errors"]:
-        parts.append(f"{counts['errors']} new config error(s)")
-    verdict = ("✅ gate passed" if gate.passed
-               else f"❌ gate failed ({len(gate.blocking)} blocking finding(s))")
+        parts.append(plural(counts["errors"], "new config error"))
+    if counts.get("waived"):
+        parts.append(f"{plural(counts['waived'], 'finding')} waived")
+    verdict = ("✅ gate passed" if passed
+               else f"❌ gate failed ({plural(counts['blocking'], 'blocking finding')})")
     tail = f" · {checked_text(checked)}" if checked is not None else ""
     return f"{verdict} — " + ", ".join(parts) + tail

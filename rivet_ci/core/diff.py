@@ -14,7 +14,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rivet_ci.core.campaign import source_group_warning
+from rivet_ci.core.campaign import (
+    GroupPressure,
+    group_members,
+    group_pressure,
+    pressure_message,
+)
 from rivet_ci.core.planner import Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import ExportRecommendation
@@ -62,12 +67,33 @@ class ExportChange(BaseModel):
                        bool(self.head and self.head.low_confidence))
 
 
+WarningKind = Literal["heavy", "shared"]
+
+
 class WarningChange(BaseModel):
+    """One source group's campaign warning, base vs head, matched by (scope, group).
+
+    `kind` is what the group warns about on each side: `heavy` (two or more heavy-cost members
+    — `members` are those) or `shared` (three or more members share the source — `members` are
+    all of them). A group gets one entry, so it is never both "new" and "resolved".
+    """
+
     model_config = ConfigDict(frozen=True)
 
     scope: str  # a config path, or REPO_SCOPE for the repo-wide source_group view
-    message: str
+    message: str  # the head's warning text (the base's when resolved)
     status: FindingStatus
+    group: str = ""
+    kind_base: WarningKind | None = None
+    kind_head: WarningKind | None = None
+    members_base: tuple[str, ...] = ()
+    members_head: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether the PR changes this warning at all (a pre-existing one may gain members)."""
+        return (self.status != "pre-existing" or self.kind_base != self.kind_head
+                or self.members_base != self.members_head)
 
 
 class OrderMove(BaseModel):
@@ -91,6 +117,9 @@ class Finding(BaseModel):
     line: int | None = None
     export_name: str | None = None
     score_delta: int | None = None
+    # What a waiver's fingerprint binds to (see core/waivers.py).
+    source_group: str | None = None
+    score: int | None = None
 
 
 class PlanDiff(BaseModel):
@@ -116,34 +145,41 @@ def _status(before: bool, after: bool) -> FindingStatus | None:
     return "resolved" if before else None
 
 
-def repo_group_warnings(plan: Plan) -> list[str]:
-    """Source-group warnings over every config: a shared replica ignores file boundaries.
-
-    Only groups spanning two or more files are reported here; single-file groups already have
-    their warning in that file's campaign.
-    """
-    members: dict[str, list[ExportRecommendation]] = {}
+def _group_pressures(plan: Plan) -> dict[tuple[str, str], GroupPressure]:
+    """Every warning group of a plan: per config file, and over every config for groups that
+    span two or more files (a shared replica ignores file boundaries)."""
+    out: dict[tuple[str, str], GroupPressure] = {}
+    for config in plan.configs:
+        if config.campaign is None:
+            continue
+        for group, members in group_members([e.recommendation for e in config.exports]).items():
+            if (pressure := group_pressure(members)) is not None:
+                out[(config.path, group)] = pressure
+    members_all: dict[str, list[ExportRecommendation]] = {}
     files: dict[str, set[str]] = {}
     for export in plan.exports:
-        group = export.recommendation.source_group
-        if group is not None:
-            members.setdefault(group, []).append(export.recommendation)
-            files.setdefault(group, set()).add(export.config_path)
-    out = []
-    for group, recs in members.items():
-        if len(files[group]) < 2:
-            continue
-        warning = source_group_warning(group, recs)
-        if warning is not None:
-            out.append(f"{warning} (across {len(files[group])} config files)")
-    return sorted(out)
-
-
-def _campaign_warnings(plan: Plan) -> set[tuple[str, str]]:
-    out = {(c.path, w) for c in plan.configs if c.campaign
-           for w in c.campaign.source_group_warnings}
-    out.update((REPO_SCOPE, w) for w in repo_group_warnings(plan))
+        name = export.recommendation.source_group
+        if name is not None:
+            members_all.setdefault(name, []).append(export.recommendation)
+            files.setdefault(name, set()).add(export.config_path)
+    for group, recs in members_all.items():
+        if len(files[group]) >= 2 and (pressure := group_pressure(recs)) is not None:
+            out[(REPO_SCOPE, group)] = pressure
     return out
+
+
+def _group_files(plan: Plan, group: str) -> int:
+    return len({e.config_path for e in plan.exports if e.recommendation.source_group == group})
+
+
+def repo_group_warnings(plan: Plan) -> list[str]:
+    """Source-group warnings over every config (groups spanning two or more files only)."""
+    files: dict[str, set[str]] = {}
+    for export in plan.exports:
+        if export.recommendation.source_group is not None:
+            files.setdefault(export.recommendation.source_group, set()).add(export.config_path)
+    return sorted(f"{pressure_message(group, p)} (across {len(files[group])} config files)"
+                  for (scope, group), p in _group_pressures(plan).items() if scope == REPO_SCOPE)
 
 
 _LIST_INDEX = re.compile(r"\[\d+\]")
@@ -195,7 +231,7 @@ def _export_change(
     elif h is None:
         status = "removed"
     else:
-        status = "unchanged" if b == h else "changed"
+        status = "changed" if material_change(b, h) else "unchanged"
     base_kinds = b.reason_kinds if b else ()
     head_kinds = h.reason_kinds if h else ()
     return ExportChange(
@@ -208,14 +244,53 @@ def _export_change(
     )
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def reason_numbers(rec: ExportRecommendation) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The numbers inside each reason's message, by kind (what a reviewer reads as a detail)."""
+    return tuple(sorted((r.kind, tuple(_NUMBER.findall(r.message))) for r in rec.reasons))
+
+
+def material_change(base: ExportRecommendation, head: ExportRecommendation) -> bool:
+    """Whether anything a reviewer acts on differs: score, class, wave, cost, risk, isolation,
+    source group, the reason kinds, or a number inside a reason. Rewording alone does not."""
+    def key(r: ExportRecommendation) -> tuple[object, ...]:
+        return (r.priority_score, r.priority_class, r.recommended_wave, r.cost_class,
+                r.risk_class, r.isolate_on_source, r.source_group, frozenset(r.reason_kinds))
+    return key(base) != key(head) or reason_numbers(base) != reason_numbers(head)
+
+
+_KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
+
+
 def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
-    before = {(renames.get(scope, scope), w) for scope, w in _campaign_warnings(base)}
-    after = _campaign_warnings(head)
-    out = [WarningChange(scope=s, message=w, status="new") for s, w in sorted(after - before)]
-    out += [WarningChange(scope=s, message=w, status="resolved") for s, w in sorted(before - after)]
-    out += [WarningChange(scope=s, message=w, status="pre-existing")
-            for s, w in sorted(before & after)]
-    return out
+    before = {(renames.get(scope, scope), group): p
+              for (scope, group), p in _group_pressures(base).items()}
+    after = _group_pressures(head)
+    out = []
+    for scope, group in sorted(before.keys() | after.keys()):
+        b, h = before.get((scope, group)), after.get((scope, group))
+        kind_b, kind_h = (b[0] if b else None), (h[0] if h else None)
+        status: FindingStatus
+        if _KIND_RANK[kind_h] > _KIND_RANK[kind_b]:
+            status = "new"
+        elif _KIND_RANK[kind_h] < _KIND_RANK[kind_b]:
+            status = "resolved"
+        else:
+            status = "pre-existing"
+        shown = h or b
+        assert shown is not None
+        message = pressure_message(group, shown)
+        if scope == REPO_SCOPE:
+            files = _group_files(head if h else base, group)
+            message += f" (across {files} config files)"
+        out.append(WarningChange(
+            scope=scope, group=group, status=status, message=message,
+            kind_base=kind_b, kind_head=kind_h, members_base=b[1] if b else (),
+            members_head=h[1] if h else ()))
+    order = {"new": 0, "resolved": 1, "pre-existing": 2}
+    return sorted(out, key=lambda w: order[w.status])
 
 
 def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -> list[OrderMove]:
@@ -260,15 +335,18 @@ def _findings(
         out.extend(_export_findings(change))
     for w in warnings:
         out.append(Finding(kind="new-warning", status=w.status, message=w.message,
-                           file=None if w.scope == REPO_SCOPE else w.scope))
+                           file=None if w.scope == REPO_SCOPE else w.scope,
+                           source_group=w.group))
     return out
 
 
 def _export_findings(change: ExportChange) -> list[Finding]:
     out: list[Finding] = []
     name, base, head = change.export_name, change.base, change.head
-    where = {"file": change.config_path, "line": change.line, "export_name": name}
     latest = head or base
+    where = {"file": change.config_path, "line": change.line, "export_name": name,
+             "source_group": latest.source_group if latest else None,
+             "score": latest.priority_score if latest else None}
     isolation = change.isolation
     if isolation is not None and latest is not None:
         out.append(Finding(kind="new-isolation", status=isolation, **where,

@@ -7,16 +7,21 @@ at least N points), `wave-later`, `low-confidence`, `none` (never fail).
 `fail-on` ADDS to the always-on rules `config-error` and `no-configs`: `fail-on: score-drop:10`
 still fails on a new config error and on a gate that matched no config file. Only `none` (alone)
 turns them off, for a report-only gate. A user who writes one extra rule never weakens the gate.
+
+Waivers (core/waivers.py) accept specific new findings: a waived finding never blocks. Whether
+a waiver the pull request adds itself applies is `waiver-in-pr: block|allow` (default block).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.diff import Finding, PlanDiff
+from rivet_ci.core.waivers import WaivedFinding, Waiver, WaiverNote, apply_waivers
 
 SIMPLE_RULES = ("config-error", "no-configs", "new-isolation", "new-warning", "wave-later",
                 "low-confidence", "facts-changed-in-pr", "url-file-changed-in-pr",
@@ -36,6 +41,7 @@ class GatePolicy(BaseModel):
 
     rules: frozenset[str] = frozenset(DEFAULT_FAIL_ON)
     score_drop: int | None = None  # fail when a score drops by at least this many points
+    waiver_in_pr: Literal["block", "allow"] = "block"
 
     def describe(self) -> str:
         """The effective policy: the always-on rules first, then the added ones."""
@@ -52,6 +58,8 @@ class GateResult(BaseModel):
     passed: bool
     blocking: tuple[Finding, ...]
     policy: str
+    waived: tuple[WaivedFinding, ...] = ()
+    notes: tuple[WaiverNote, ...] = ()
 
 
 def parse_policy(tokens: Iterable[str]) -> GatePolicy:
@@ -92,6 +100,21 @@ def is_blocking(finding: Finding, policy: GatePolicy) -> bool:
     return finding.kind in policy.rules
 
 
-def evaluate_gate(diff: PlanDiff, policy: GatePolicy) -> GateResult:
-    blocking = tuple(f for f in diff.findings if is_blocking(f, policy))
-    return GateResult(passed=not blocking, blocking=blocking, policy=policy.describe())
+def parse_waiver_in_pr(value: str) -> Literal["block", "allow"]:
+    token = value.strip().lower() or "block"
+    if token == "block":
+        return "block"
+    if token == "allow":
+        return "allow"
+    raise PolicyError(f"waiver-in-pr must be `block` or `allow`, not {value!r}")
+
+
+def evaluate_gate(diff: PlanDiff, policy: GatePolicy,
+                  waivers: Sequence[Waiver] = ()) -> GateResult:
+    waived, notes = apply_waivers(diff.findings, waivers,
+                                  allow_pr_waivers=policy.waiver_in_pr == "allow")
+    accepted = {id(w.finding) for w in waived}
+    blocking = tuple(f for f in diff.findings
+                     if id(f) not in accepted and is_blocking(f, policy))
+    return GateResult(passed=not blocking, blocking=blocking, policy=policy.describe(),
+                      waived=tuple(waived), notes=tuple(notes))

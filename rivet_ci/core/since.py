@@ -1,0 +1,198 @@
+""""Since your last push": a size-bounded digest of one head's results, and the comparison
+of the previous head's digest with this run (pure).
+
+The comment carries the digest in a hidden line right below its marker::
+
+    <!-- rivet-ci:digest v=1 data=<base64url(zlib(json))> -->
+
+It holds the head sha, a fingerprint (+ short label) of every finding the PR introduced, and
+per changed export a 32-bit key with score, class, wave and isolation — at most
+`DIGEST_LIMIT` characters (largest changes first; marked partial when cut, and then only
+what it holds is compared). On the next run the
+previous comment's digest is compared with this run's results: new and resolved findings and
+exports whose result moved since that push. A missing, foreign or damaged digest gives nothing.
+Nothing in the digest depends on git history, so a force-push changes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rivet_ci.core.diff import ExportChange, Finding, PlanDiff
+from rivet_ci.core.recommendation import ExportRecommendation
+
+DIGEST_LIMIT = 6_000  # characters of the hidden line, so the digest never crowds the comment
+_LINE = re.compile(r"<!--\s*rivet-ci:digest\s+v=1\s+data=(?P<data>[A-Za-z0-9_=-]{1,12000})\s*-->")
+_DIGITS = re.compile(r"\d+")
+_CLASSES = ("low", "medium", "high")
+MAX_LISTED = 10
+
+
+def _key(path: str, name: str) -> str:
+    return hashlib.blake2b(f"{path}\0{name}".encode(), digest_size=4).hexdigest()
+
+
+def finding_key(f: Finding) -> str:
+    # Line numbers and list positions move with unrelated edits; they are not the finding.
+    text = _DIGITS.sub("#", f.message) if f.kind == "config-error" else ""
+    raw = "\0".join((f.kind, f.file or "", f.export_name or "", f.source_group or "", text))
+    return hashlib.blake2b(raw.encode(), digest_size=5).hexdigest()
+
+
+def finding_label(f: Finding) -> str:
+    subject = f.export_name or (f"group {f.source_group}" if f.source_group else f.message)
+    return f"{f.kind}: {subject}"[:80]
+
+
+def _result(rec: ExportRecommendation | None) -> list[int] | None:
+    if rec is None:
+        return None
+    return [rec.priority_score, _CLASSES.index(rec.priority_class), rec.recommended_wave,
+            int(rec.isolate_on_source)]
+
+
+def _ordered(changes: Sequence[ExportChange]) -> list[ExportChange]:
+    return sorted(changes, key=lambda c: -(abs(c.score_delta) if c.score_delta is not None
+                                           else 100))
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def make_digest(head_sha: str, diff: PlanDiff, limit: int = DIGEST_LIMIT,
+                clean: Callable[[str], str] = _same, since: SinceLastPush | None = None) -> str:
+    """The hidden digest line for this head (`""` when even the findings do not fit).
+
+    `clean` masks secrets in the labels: once compressed, no redactor could find them."""
+    findings = [[finding_key(f), clean(finding_label(f))] for f in diff.findings
+                if f.status == "new"]
+    exports = [[_key(c.config_path, c.export_name), _result(c.head)]
+               for c in _ordered(diff.changed_exports)]
+    # Start from what can fit (a compressed export entry takes ~10 characters, a finding with
+    # its label ~30), then cut both lists by the share that fits until the line does.
+    keep_f, keep_e = min(len(findings), limit // 60), min(len(exports), limit // 20)
+    for _ in range(12):
+        payload = {"h": head_sha, "f": findings[:keep_f], "e": exports[:keep_e],
+                   "pf": keep_f < len(findings), "pe": keep_e < len(exports),
+                   # shown again as it is when this head is planned again (a re-run)
+                   "s": since.model_dump(mode="json") if since is not None else None}
+        raw = zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6)
+        line = f"<!-- rivet-ci:digest v=1 data={base64.urlsafe_b64encode(raw).decode()} -->"
+        if len(line) <= limit:
+            return line
+        share = limit / len(line) * 0.9
+        keep_f, keep_e = int(keep_f * share), int(keep_e * share)
+    return ""
+
+
+class MovedExport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    export_name: str
+    score_before: int | None
+    score_after: int | None
+
+
+class SinceLastPush(BaseModel):
+    """What changed between the previous push's comment and this run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    previous_sha: str
+    new_findings: tuple[str, ...]
+    resolved_findings: tuple[str, ...]
+    moved: tuple[MovedExport, ...]
+    new_count: int
+    resolved_count: int
+    moved_count: int
+    partial: bool
+
+    @property
+    def omitted(self) -> int:
+        """Items counted but not listed (each list stops at MAX_LISTED)."""
+        return (self.new_count + self.resolved_count + self.moved_count
+                - len(self.new_findings) - len(self.resolved_findings) - len(self.moved))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.new_findings or self.resolved_findings or self.moved)
+
+
+class Digest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    head_sha: str
+    findings: dict[str, str]  # key → label
+    exports: dict[str, list[int] | None]
+    partial_findings: bool  # the digest was cut: keys missing from it are unknown
+    partial_exports: bool
+    since: SinceLastPush | None = None  # what this head's comment showed
+
+    @property
+    def partial(self) -> bool:
+        return self.partial_findings or self.partial_exports
+
+
+def read_digest(body: str) -> Digest | None:
+    """The digest of a previous comment body, or None when absent or damaged."""
+    match = _LINE.search(body)
+    if match is None:
+        return None
+    try:
+        data: Any = json.loads(zlib.decompress(base64.urlsafe_b64decode(match["data"]),
+                                               bufsize=1 << 16))
+        head = data["h"]
+        if not (isinstance(head, str) and re.fullmatch(r"[0-9a-f]{7,64}", head)):
+            return None
+        return Digest(head_sha=head, findings={str(k): str(v) for k, v in data["f"]},
+                      exports={str(k): v for k, v in data["e"]},
+                      partial_findings=bool(data["pf"]), partial_exports=bool(data["pe"]),
+                      since=SinceLastPush.model_validate(data["s"]) if data.get("s") else None)
+    except (binascii.Error, zlib.error, ValueError, KeyError, TypeError, ValidationError):
+        return None
+
+
+def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff) -> (
+        SinceLastPush | None):
+    """Compare the previous head's digest with this run; None when there is nothing to say.
+
+    The same head planned again (a re-run) shows what its first comment showed."""
+    if previous is None:
+        return None
+    if head_sha.lower().startswith(previous.head_sha):
+        return previous.since
+    current = {finding_key(f): f for f in diff.findings if f.status == "new"}
+    # A cut digest cannot tell "new since" from "not recorded": then only resolved ones count.
+    new = [] if previous.partial_findings else [
+        finding_label(f) for k, f in current.items() if k not in previous.findings]
+    resolved = [label for k, label in previous.findings.items() if k not in current]
+    moved: list[MovedExport] = []
+    for change in diff.exports:
+        key = _key(change.config_path, change.export_name)
+        if key in previous.exports:
+            before = previous.exports[key]
+        elif previous.partial_exports:
+            continue  # not in a cut digest: unknown, not "unchanged"
+        else:  # unchanged against the base at the previous push
+            before = _result(change.base)
+        after = _result(change.head)
+        if before != after:
+            moved.append(MovedExport(export_name=change.export_name,
+                                     score_before=before[0] if before else None,
+                                     score_after=after[0] if after else None))
+    moved.sort(key=lambda m: -abs((m.score_after or 0) - (m.score_before or 0)))
+    return SinceLastPush(previous_sha=previous.head_sha, new_findings=tuple(new[:MAX_LISTED]),
+                         resolved_findings=tuple(resolved[:MAX_LISTED]),
+                         moved=tuple(moved[:MAX_LISTED]), new_count=len(new),
+                         resolved_count=len(resolved), moved_count=len(moved),
+                         partial=previous.partial)

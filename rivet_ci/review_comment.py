@@ -1,0 +1,123 @@
+"""The pull-request comment, rendered once for every place it goes (shell, used by `action` and
+`diff`): the comment (65,536 characters), its short fallback (16,000) and the job summary (1 MB).
+
+The view is built once with every changed row, each row is measured once, and each output keeps
+the rows that fit its budget. Links point at the YAML line at the head commit, on the GitHub
+server the workflow runs on (GHES-aware through GITHUB_SERVER_URL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+from rivet_ci import __version__
+from rivet_ci.core.comment_view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
+from rivet_ci.core.marker import make_marker
+from rivet_ci.core.policy import GateResult
+from rivet_ci.core.since import make_digest, read_digest, since_last_push
+from rivet_ci.core.waivers import WAIVABLE_KINDS, waiver_comment
+from rivet_ci.pull_request import PullRequestPlan
+from rivet_ci.redaction import Redactor
+from rivet_ci.render import (
+    GITHUB_COMMENT_LIMIT,
+    STEP_SUMMARY_LIMIT,
+    RowCache,
+    code,
+    link,
+    render_within_limit,
+    row_lengths,
+    template_environment,
+)
+
+SHORT_COMMENT_LIMIT = 16_000  # posted when GitHub rejects the full comment as too long
+RULES_URL = "https://github.com/rivet-ci/rivet-ci/blob/v{version}/docs/scoring-rules.md"
+DEFAULT_SERVER_URL = "https://github.com"
+
+
+@dataclass(frozen=True)
+class Bodies:
+    comment: str
+    short: str
+    summary: str
+    view: CommentView
+
+
+def blob_linker(server_url: str, repository: str, sha: str) -> LinkFor:
+    """Links to a config line at `sha`: `<server>/<owner>/<repo>/blob/<sha>/<path>#L<line>`."""
+    base = f"{server_url.rstrip('/')}/{quote(repository, safe='/')}/blob/{sha}/"
+
+    def link_for(path: str, line: int | None) -> str | None:
+        # Every character of a path that could end or change the link is percent-encoded.
+        target = base + quote(path, safe="/")
+        return f"{target}#L{line}" if line else target
+
+    return link_for
+
+
+def linker_from_environ(environ: Mapping[str, str], sha: str) -> LinkFor | None:
+    """Links for `rivet-ci diff` when run where GITHUB_REPOSITORY is set; else none."""
+    repository = environ.get("GITHUB_REPOSITORY", "").strip()
+    if not repository or repository.count("/") != 1:
+        return None
+    server = environ.get("GITHUB_SERVER_URL", "").strip() or DEFAULT_SERVER_URL
+    return blob_linker(server, repository, sha)
+
+
+def report_hint(run_url: str | None) -> str:
+    """Where the action's full report is, as a Markdown fragment."""
+    summary = str(link("job summary", run_url)) if run_url else "job summary"
+    return f"the {summary} and {code('plan.json')}"
+
+
+def local_hint(output: Path | None) -> str:
+    """Where `rivet-ci diff`'s full report is: the --output file, or how to get one."""
+    if output is not None:
+        return f"{code(output.as_posix())} (every changed export)"
+    return f"{code('rivet-ci diff --format json')} (every changed export)"
+
+
+def render_comments(
+    pr: PullRequestPlan, gate: GateResult, *, gate_id: str, timestamp: str, facts_text: str,
+    run_url: str | None, now: datetime, links: LinkFor | None, template_dir: Path | None,
+    previous_body: str | None = None, hint: str | None = None, summary_hint: str | None = None,
+    waiver_in_pr: str = "block", redact: Redactor | None = None,
+    checked: Mapping[str, int] | None = None, template_files: Mapping[str, bytes] | None = None,
+) -> Bodies:
+    """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
+    masked while still plain) and the digest's labels before they are compressed; the caller
+    still writes the bodies through its output boundary."""
+    _ = now
+    marker = make_marker(gate_id, pr.head_sha, timestamp)
+    since = (since_last_push(read_digest(previous_body), pr.head_sha, pr.diff)
+             if previous_body else None)
+    hints = {id(f): waiver_comment(f) for f in gate.blocking
+             if f.kind in WAIVABLE_KINDS and f.export_name}
+    view = build_comment_view(
+        pr.diff, gate, gate_id=gate_id, marker=marker, base_sha=pr.base_sha,
+        head_sha=pr.head_sha, facts=facts_text, run_url=run_url,
+        digest=make_digest(pr.head_sha, pr.diff, clean=redact or str, since=since), since=since,
+        link=links,
+        rules_url=RULES_URL.format(version=__version__), waiver_hints=hints,
+        full_report_hint=hint or report_hint(run_url), waiver_in_pr=waiver_in_pr,
+        checked=checked)
+    if redact is not None:
+        view = redact.scrub(view)
+    env = template_environment(template_dir, files=template_files)
+    cache = RowCache()
+    lengths = row_lengths(view, cache)
+    cap = TOP_ROWS_LARGE if view.large else None
+    # A large PR's comment leads with the summary and grouped causes; its top rows' reasons
+    # are in the job summary with every other row.
+    comment, _ = render_within_limit(view, env, GITHUB_COMMENT_LIMIT, max_rows=cap,
+                                     cache=cache, lengths=lengths, details=not view.large)
+    short, _ = render_within_limit(view, env, SHORT_COMMENT_LIMIT, max_rows=cap, cache=cache,
+                                   lengths=lengths, details=not view.large)
+    summary_view = view.model_copy(update={
+        "full_report_hint": summary_hint or f"{code('plan.json')}"})
+    summary, _ = render_within_limit(summary_view, env, STEP_SUMMARY_LIMIT, cache=cache,
+                                     lengths=lengths)
+    return Bodies(comment=comment, short=short, summary=summary, view=view)
