@@ -283,3 +283,29 @@ def test_a_connection_killed_mid_run_is_replaced(pg_attack: str, tmp_path: Path)
     assert all(facts[f"k{i}"].columns["id"].max == "2" for i in range(8)
                if f"k{i}" not in failed)
     assert facts["k7"].columns["id"].max == "2"  # a fresh connection served the rest
+
+
+@pytest.mark.parametrize("db", [
+    pytest.param("pg_attack", marks=pytest.mark.postgres, id="postgres"),
+    pytest.param("my_attack", marks=pytest.mark.mariadb, id="mariadb"),
+])
+def test_a_huge_plan_is_refused_and_the_connection_goes_on(
+        db: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    url = request.getfixturevalue(db)
+    # ~120 kB of SQL that plans into megabytes of JSON: 4,000 branches of a UNION ALL.
+    huge = " UNION ALL ".join(f"SELECT id, updated_at FROM indexed WHERE id = {i}"
+                              for i in range(4000))
+    source = {"type": "mysql" if db == "my_attack" else "postgres", "url_env": "SRC_URL"}
+    loaded, path = write_config(tmp_path, [
+        {"name": "huge", "query": huge},
+        {"name": "next", "table": "indexed", "mode": "chunked", "chunk_column": "id"},
+        {"name": "next_query", "query": "SELECT id FROM indexed WHERE id < 10"},
+    ], source=source)
+    facts = collect_all(url, [(loaded, path)], statement_timeout_s=30).configs[
+        loaded.path].exports
+    error = facts["huge"].preflight_error or ""
+    assert "EXPLAIN output of" in error and "over the limit of 1000000" in error, error
+    assert facts["next"].preflight_error is None, facts["next"].preflight_error
+    assert facts["next"].columns["id"].max == "5000"
+    assert facts["next_query"].preflight_error is None
+    assert facts["next_query"].row_estimate is not None
