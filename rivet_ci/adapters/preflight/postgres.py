@@ -93,8 +93,10 @@ def create_engine(source: ResolvedSource, options: PreflightOptions) -> sa.Engin
     }
     # Autocommit: transactions are begun (READ ONLY) and ended by the session itself, and a
     # closed connection is not reset with a ROLLBACK first (the server ends the transaction).
+    # No hstore: SQLAlchemy would look its type up on the first connection (a statement).
     return sa.create_engine(source.url, poolclass=NullPool, connect_args=connect_args,
-                            isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
+                            isolation_level="AUTOCOMMIT", pool_reset_on_return=None,
+                            use_native_hstore=False)
 
 
 def open_session(engine: sa.Engine, options: PreflightOptions) -> PostgresSession:
