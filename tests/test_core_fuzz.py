@@ -13,6 +13,7 @@ import json
 from datetime import date
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,6 +26,7 @@ from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.history import RunRecord
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.problems import Problem
+from rivet_ci.core.resolve import PlanRefusedError
 from rivet_ci.core.signals import derive_signals
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=250,
@@ -160,9 +162,10 @@ def test_huge_values_are_problems_not_tracebacks() -> None:
                                       f'{{"a": {{"row_estimate": {huge}}}}}}}')
     assert facts is None and problems[0].message.startswith("invalid JSON: ")
     export = ExportConfig(name="a", table="t", mode="chunked", chunk_column="k")
-    signals = derive_signals(export, ExportFacts(row_estimate=10, columns={
-        "k": ColumnFacts(min="1", max=huge)}))
-    assert signals.chunk_count is None and not signals.sparse_range_risk
+    # A key beyond 64 bits: rivet's range chunking refuses it (not a whole i64), no overflow.
+    with pytest.raises(PlanRefusedError, match=r"max\(k\) = \"9{5000}\" is not a whole integer"):
+        derive_signals(export, ExportFacts(row_estimate=10, columns={
+            "k": ColumnFacts(min="1", max=huge)}))
 
 
 def test_values_beyond_64_bits_are_problems_not_overflows() -> None:

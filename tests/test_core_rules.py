@@ -3,8 +3,10 @@
 Each case gives one kind of input and the behaviour it expects:
 
 - `signals` (+ `history`, newest run first; + `source_group`): scored by `recommend_export`;
-- `export` (+ `facts`, the export's facts-file entry; none means no entry): planned end to end by
+- `export` (+ `facts`, the export's facts-file entry; none means no entry; + `source_type`, the
+  config's `source.type`; + `captured_at`, the facts file's capture time): planned end to end by
   `plan_config` on a one-export config, so signals are derived (`derive_signals`) from the facts;
+  `expect.refused` is a fragment of rivet's refusal text (the export is then not planned);
 - `score`: the score-to-class functions `priority_class` / `recommended_wave`;
 - `verdict_inputs`: rivet's verdict table, `compute_verdict`;
 - `campaign`: members `{name, score, cost, group}` in config order, given to `build_campaign`.
@@ -27,11 +29,12 @@ import pytest
 import yaml
 
 from rivet_ci.core.campaign import build_campaign
-from rivet_ci.core.config import ExportConfig, export_rule_problems
+from rivet_ci.core.config import ExportConfig, SourceConfig, export_rule_problems
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.history import RunRecord, summarize_history
 from rivet_ci.core.planner import plan_config
+from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import ExportRecommendation
 from rivet_ci.core.scoring import priority_class, recommend_export, recommended_wave
 from rivet_ci.core.signals import Signals, compute_verdict
@@ -40,17 +43,18 @@ CASES_DIR = Path(__file__).parent / "cases"
 RULES = (
     "rows", "risk", "strategy", "sparse", "reconcile", "freshness", "verdict", "history",
     "classes", "vectors", "verdict_table", "sparsity", "chunk_count", "cursor_quality",
-    "campaign", "warnings",
+    "campaign", "warnings", "refusals", "row_estimate", "suggestion", "messages",
 )
 INPUTS = ("signals", "export", "score", "verdict_inputs", "campaign")
-COMPANIONS = {"signals": {"history", "source_group"}, "export": {"facts"}}
+COMPANIONS = {"signals": {"history", "source_group"},
+              "export": {"facts", "source_type", "captured_at"}}
 RECOMMENDATION_EXPECT = {
     "score", "priority_class", "cost_class", "risk_class", "wave", "reasons", "messages",
     "isolate_on_source", "summary",
 }
 EXPECT_KEYS = {
     "signals": RECOMMENDATION_EXPECT,
-    "export": RECOMMENDATION_EXPECT | {"signals", "warnings_match"},
+    "export": RECOMMENDATION_EXPECT | {"signals", "warnings_match", "refused", "notes_match"},
     "score": {"priority_class", "wave"},
     "verdict_inputs": {"verdict"},
     "campaign": {"ordered", "waves", "warnings", "isolated"},
@@ -86,6 +90,8 @@ def case_input(rule: str, case: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     for key, value in defaults.items():
         if key in case and isinstance(value, dict):
             merged[key] = {**value, **case[key]}
+        elif key not in case and key in COMPANIONS.get(kind, ()):
+            merged[key] = value
     return kind, merged
 
 
@@ -107,16 +113,26 @@ def run_signals(case: dict[str, Any]) -> tuple[ExportRecommendation, Any]:
     return rec, history
 
 
-def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals]:
+def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals] | Problem:
+    """Plan the case's export; a refusal comes back as the `plan-refused` problem."""
     export = ExportConfig.model_validate({**DEFAULT_EXPORT, **case["export"]})
     assert export_rule_problems(export) == [], "the case's export must be valid rivet config"
-    facts = FactsFile.model_validate({"format": "rivet-ci-facts/1", "exports": (
-        {export.name: case["facts"]} if case.get("facts") is not None else {})})
-    loaded = LoadedConfig(path="case.yaml", source=None, exports=(export,),
+    facts = FactsFile.model_validate({
+        "format": "rivet-ci-facts/1", "captured_at": case.get("captured_at"),
+        "exports": {export.name: case["facts"]} if case.get("facts") is not None else {}})
+    source = None
+    if case.get("source_type"):
+        source = SourceConfig.model_validate({"type": case["source_type"], "url_env": "URL"})
+    loaded = LoadedConfig(path="case.yaml", source=source, exports=(export,),
                           export_lines={export.name: 1}, problems=())
     plan = plan_config(loaded, facts)
+    if not plan.exports:
+        (refusal,) = plan.problems
+        assert refusal.finding == "plan-refused"
+        return refusal
     (planned,) = plan.exports
     assert planned.signals is not None
+    assert not plan.problems
     return planned.recommendation, planned.history, planned.signals
 
 
@@ -147,6 +163,8 @@ def check_signals(signals: Signals, expect: dict[str, Any]) -> None:
         assert key in dumped, f"Signals has no field {key}"
         actual = list(dumped[key]) if isinstance(dumped[key], tuple) else dumped[key]
         assert actual == value, f"signals.{key}: {actual!r} != {value!r}"
+    for pattern in expect.get("notes_match", []):
+        assert any(pattern in note for note in signals.notes), (pattern, signals.notes)
     if "warnings_match" in expect:
         patterns = expect["warnings_match"]
         assert len(signals.warnings) == len(patterns), signals.warnings
@@ -188,7 +206,13 @@ def test_rule_case(rule: str, case: dict[str, Any]) -> None:
         rec, history = run_signals(data)
         check_recommendation(rec, history, expect)
     elif kind == "export":
-        rec, history, signals = run_export(data)
+        result = run_export(data)
+        if isinstance(result, Problem):
+            assert "refused" in expect, f"refused: {result.message}"
+            assert expect["refused"] in result.message, result.message
+            return
+        assert "refused" not in expect, "expected a refusal"
+        rec, history, signals = result
         check_signals(signals, expect)
         check_recommendation(rec, history, expect)
     elif kind == "score":

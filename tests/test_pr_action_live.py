@@ -34,7 +34,7 @@ def test_live_action_plans_both_sides_on_fresh_facts(
                cursor_column="updated_at", source_group="replica_a"),
         export("customers", table="public.customers", source_group="replica_a"),
         export("sparse", table="public.sparse", mode="chunked", chunk_column="id",
-               chunk_size=1000, source_group="replica_a"),
+               chunk_size=200_000, source_group="replica_a"),
         url_env="SRC_URL")})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})

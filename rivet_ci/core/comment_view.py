@@ -35,6 +35,9 @@ MAX_CAUSE_GROUPS = 8
 MAX_LISTED = 50  # findings, warnings, problems: each list is cut here and says how many more
 BIGGEST_MOVERS = 3
 
+# Findings listed with the configuration errors: what rivet refuses to load or to plan.
+PROBLEM_KINDS = ("config-error", "plan-refused")
+
 WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
 
 
@@ -441,7 +444,7 @@ def build_comment_view(
     blocking_ids = {id(f) for f in gate.blocking} | {id(w.finding) for w in gate.waived}
     # Config errors not already listed as blocking (each finding once).
     problems = [ProblemLine(text=f.message, status=f.status) for f in diff.findings
-                if f.kind == "config-error" and id(f) not in blocking_ids]
+                if f.kind in PROBLEM_KINDS and id(f) not in blocking_ids]
     warnings = [_warning_line(w) for w in diff.warnings if w.changed]
     low = sorted({c.export_name for c in diff.changed_exports
                   if c.low_confidence in ("new", "pre-existing")})
@@ -452,7 +455,7 @@ def build_comment_view(
         "new_isolations": sum(1 for c in diff.exports if c.isolation == "new"),
         "new_warnings": sum(1 for w in diff.warnings if w.status == "new"),
         "resolved_warnings": sum(1 for w in diff.warnings if w.status == "resolved"),
-        "errors": sum(1 for f in diff.findings if f.kind == "config-error" and f.status == "new"),
+        "errors": sum(1 for f in diff.findings if f.kind in PROBLEM_KINDS and f.status == "new"),
         "blocking": len(gate.blocking),
         "waived": len(gate.waived),
     }

@@ -169,8 +169,12 @@ def export_rule_problems(export: ExportConfig) -> list[tuple[str, str]]:
         out.append(("cursor_fallback_column",
                     "cursor_fallback_column is only used with incremental_cursor_mode: coalesce"))
     if export.mode == "chunked":
-        if not export.chunk_column and not export.chunk_by_key:
-            out.append(("chunk_column", "chunked mode requires chunk_column (or chunk_by_key)"))
+        # rivet's V-E20d; the rest (no `table:` to auto-resolve from, ...) is refused at plan time
+        if (not export.chunk_column and not export.chunk_by_key and export.chunk_count is None
+                and export.chunk_by_days is None and export.table is None):
+            out.append(("chunk_column", "chunked mode requires chunk_column (or chunk_by_key, "
+                                        "chunk_count, chunk_by_days, or the `table:` shortcut "
+                                        "to auto-resolve the primary key)"))
     else:
         for knob in CHUNK_KNOBS:
             if getattr(export, knob) is not None:

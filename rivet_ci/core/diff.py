@@ -26,8 +26,8 @@ from rivet_ci.core.recommendation import ExportRecommendation
 
 ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
 FindingStatus = Literal["new", "pre-existing", "resolved"]
-FindingKind = Literal["config-error", "no-configs", "new-isolation", "new-warning", "score-drop",
-                      "wave-later", "low-confidence",
+FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolation",
+                      "new-warning", "score-drop", "wave-later", "low-confidence",
                       # A PR changing a file that grades it (rivet_ci.trust, docs/security.md).
                       "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
                       "template-changed-in-pr"]
@@ -323,13 +323,13 @@ def _findings(
         key = _problem_key(p, {})
         status: FindingStatus = "pre-existing" if unmatched[key] > 0 else "new"
         unmatched[key] -= 1
-        out.append(Finding(kind="config-error", message=p.render(), file=p.file, line=p.line,
+        out.append(Finding(kind=p.finding, message=p.render(), file=p.file, line=p.line,
                            status=status))
     for p in base_errors:
         key = _problem_key(p, renames)
         if unmatched[key] > 0:
             unmatched[key] -= 1
-            out.append(Finding(kind="config-error", status="resolved", message=p.render(),
+            out.append(Finding(kind=p.finding, status="resolved", message=p.render(),
                                file=p.file))
     for change in changes:
         out.extend(_export_findings(change))

@@ -29,6 +29,10 @@ class ColumnFacts(BaseModel):
     # Why min/max were not probed (e.g. too large to scan without an index); then the range
     # counts as unobserved.
     range_skipped: str | None = None
+    # What rivet's chunk planning checks about the column (rivet-plan.md §3, §4.2):
+    integer: bool | None = None  # integer-family type (range chunking slices with BETWEEN)
+    keyset_key: bool | None = None  # single-column NOT NULL unique/primary key of a readable type
+    has_nulls: bool | None = None  # a row with NULL in this column exists
 
     @field_validator("min", "max", mode="before")
     @classmethod
@@ -44,6 +48,25 @@ class ColumnFacts(BaseModel):
         return value
 
 
+class TableFacts(BaseModel):
+    """The introspection of a `table:` relation (present = the catalog was read)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rows: int | None = Field(default=None, ge=0, le=BIGINT_MAX)  # catalog count (reltuples, ...)
+    integer_primary_key: str | None = None  # the single-integer primary key column; null: none
+    unique_key: str | None = None  # MySQL: the first usable single-column unique key; null: none
+
+
+class MeasuredRun(BaseModel):
+    """The newest successful run of rivet's `export_metrics` (its `total_rows` and `run_at`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total_rows: int = Field(ge=0, le=BIGINT_MAX)
+    run_at: str
+
+
 class ExportFacts(BaseModel):
     """Everything preflight knows about one export (§3)."""
 
@@ -57,6 +80,12 @@ class ExportFacts(BaseModel):
     verdict: str | None = None
     warnings: list[str] | None = None
     history: list[RunRecord] | None = None
+    # The newest `success` row among the 25 newest runs (rivet's measured-rows overlay); when
+    # absent it is looked up in `history`.
+    last_success: MeasuredRun | None = None
+    # last_hi − first_lo + 1 of rivet's chunk windows (chunk_dense: the exact row count).
+    key_span: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    table: TableFacts | None = None
     # Set when live preflight failed for this export: the cause, with secrets redacted.
     preflight_error: str | None = None
     notes: list[str] = Field(default_factory=list)

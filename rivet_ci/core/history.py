@@ -39,7 +39,7 @@ class HistorySummary(BaseModel):
     runs: int
     last_failed: bool
     retries_per_run: float
-    mean_duration_ms: float | None
+    mean_duration_ms: int | None  # integer mean (rivet: Σ duration_ms div n)
 
 
 def summarize_history(newest_first: Sequence[RunRecord]) -> HistorySummary | None:
@@ -52,5 +52,5 @@ def summarize_history(newest_first: Sequence[RunRecord]) -> HistorySummary | Non
         runs=len(sample),
         last_failed=sample[0].status.lower() in FAILED,
         retries_per_run=sum(r.retries or 0 for r in sample) / len(sample),
-        mean_duration_ms=sum(durations) / len(durations) if durations else None,
+        mean_duration_ms=sum(durations) // len(durations) if durations else None,
     )

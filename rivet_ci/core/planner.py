@@ -19,6 +19,7 @@ from rivet_ci.core.facts import ExportFacts, FactsFile
 from rivet_ci.core.history import HistorySummary, summarize_history
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
+from rivet_ci.core.resolve import PlanRefusedError
 from rivet_ci.core.scoring import recommend_export
 from rivet_ci.core.signals import Signals, derive_signals
 
@@ -86,16 +87,32 @@ class Plan(BaseModel):
 
 
 def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
-    """Plan every valid export of one config file against the facts."""
+    """Plan every valid export of one config file against the facts.
+
+    An export rivet refuses to plan becomes a `plan-refused` problem of the file (rivet's text)
+    and takes no part in the campaign; the other exports are planned as usual. The measured-rows
+    overlay judges staleness against the facts' `captured_at` (unknown: never stale).
+    """
     derived: list[tuple[Signals, HistorySummary | None, ExportFacts | None]] = []
     recommendations: list[ExportRecommendation] = []
+    planned = []
+    refusals: list[Problem] = []
+    source_type = loaded.source.type if loaded.source else None
+    now = facts.captured_at if facts is not None else None
     for export in loaded.exports:
         entry = facts.for_export(loaded.path, export.name) if facts is not None else None
-        signals = derive_signals(export, entry)
+        try:
+            signals = derive_signals(export, entry, source_type=source_type, now=now)
+        except PlanRefusedError as refused:
+            refusals.append(Problem(
+                file=loaded.path, line=loaded.export_lines.get(export.name),
+                field=refused.field, message=refused.message, finding="plan-refused"))
+            continue
         history = summarize_history(entry.history) if entry and entry.history else None
         recommendations.append(recommend_export(export.name, signals, history,
                                                 export.source_group))
         derived.append((signals, history, entry))
+        planned.append(export)
     campaign: Campaign | None = None
     if recommendations:
         # The campaign may flag isolation, so exports are built from its recommendations.
@@ -103,19 +120,19 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     exports = tuple(
         PlannedExport(
             config_path=loaded.path, line=loaded.export_lines.get(export.name),
-            export_name=export.name, mode=export.mode, strategy=export.strategy,
+            export_name=export.name, mode=export.mode, strategy=signals.strategy,
             signals=signals, history=history, recommendation=rec,
             preflight_error=_preflight_error(entry, facts),
-            notes=tuple(entry.notes) if entry else (),
+            notes=(*signals.notes, *(entry.notes if entry else ())),
         )
         for export, (signals, history, entry), rec
-        in zip(loaded.exports, derived, recommendations, strict=True)
+        in zip(planned, derived, recommendations, strict=True)
     )
     return ConfigPlan(
         path=loaded.path,
-        source_type=loaded.source.type if loaded.source else None,
+        source_type=source_type,
         source_environment=loaded.source.environment if loaded.source else None,
-        exports=exports, campaign=campaign, problems=loaded.problems,
+        exports=exports, campaign=campaign, problems=(*loaded.problems, *refusals),
     )
 
 

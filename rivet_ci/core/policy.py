@@ -7,6 +7,8 @@ at least N points), `wave-later`, `low-confidence`, `none` (never fail).
 `fail-on` ADDS to the always-on rules `config-error` and `no-configs`: `fail-on: score-drop:10`
 still fails on a new config error and on a gate that matched no config file. Only `none` (alone)
 turns them off, for a report-only gate. A user who writes one extra rule never weakens the gate.
+A plan rivet refuses (`plan-refused`) blocks with `config-error` (so by default), unless the token
+`no-plan-refused` opts out.
 
 Waivers (core/waivers.py) accept specific new findings: a waived finding never blocks. Whether
 a waiver the pull request adds itself applies is `waiver-in-pr: block|allow` (default block).
@@ -23,9 +25,9 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci.core.diff import Finding, PlanDiff
 from rivet_ci.core.waivers import WaivedFinding, Waiver, WaiverNote, apply_waivers
 
-SIMPLE_RULES = ("config-error", "no-configs", "new-isolation", "new-warning", "wave-later",
-                "low-confidence", "facts-changed-in-pr", "url-file-changed-in-pr",
-                "state-changed-in-pr", "template-changed-in-pr")
+SIMPLE_RULES = ("config-error", "no-configs", "plan-refused", "no-plan-refused", "new-isolation",
+                "new-warning", "wave-later", "low-confidence", "facts-changed-in-pr",
+                "url-file-changed-in-pr", "state-changed-in-pr", "template-changed-in-pr")
 # Always on unless `fail-on: none`: a broken config, or a gate that checked nothing.
 ALWAYS_ON = ("config-error", "no-configs")
 DEFAULT_FAIL_ON = ALWAYS_ON
@@ -94,6 +96,9 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
 def is_blocking(finding: Finding, policy: GatePolicy) -> bool:
     if finding.status != "new":
         return False
+    if finding.kind == "plan-refused":
+        return ("no-plan-refused" not in policy.rules
+                and bool({"config-error", "plan-refused"} & policy.rules))
     if finding.kind == "score-drop":
         return (policy.score_drop is not None and finding.score_delta is not None
                 and -finding.score_delta >= policy.score_drop)

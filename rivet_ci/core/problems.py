@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 Severity = Literal["error", "warning"]
+# What a problem is, as a gate finding: a config rivet refuses to load, or a plan rivet refuses.
+ProblemFinding = Literal["config-error", "plan-refused"]
 
 
 class Problem(BaseModel):
@@ -23,6 +25,7 @@ class Problem(BaseModel):
     field: str | None = None
     message: str
     severity: Severity = "error"
+    finding: ProblemFinding = "config-error"
 
     def render(self) -> str:
         """`path:line: field: message` — the form editors and CI annotations understand."""

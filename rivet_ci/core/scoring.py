@@ -71,16 +71,16 @@ def risk_rule(signals: Signals) -> Contribution | None:
     return Contribution(-4) if risk_class(signals) == "medium" else None
 
 
+_WEAKER_CURSOR = "Weaker cursor signal — treat ordering as advisory."
 _WEAK_CURSOR = {
-    "weak_time": (-8, "Incremental cursor is only weakly reliable (weak_time: indexed, range "
-                      "not observed) — verify continuation."),
-    "weak_multi_candidate": (-8, "Incremental cursor is only weakly reliable "
-                                 "(weak_multi_candidate) — verify continuation."),
-    "fallback_only": (-14, "Incremental cursor relies on its fallback column only — continuation "
-                           "may re-read or skip rows."),
-    "none": (-12, "Incremental cursor has no index or observed range — continuation is "
-                  "unreliable and each run may scan the table."),
+    "weak_time": (-8, _WEAKER_CURSOR),
+    "weak_multi_candidate": (-8, _WEAKER_CURSOR),
+    "fallback_only": (-14, "Fallback cursor quality — higher reconcile and ordering risk."),
+    "none": (-12, "Cursor quality unknown or weak — prefer validation before large runs."),
 }
+CHUNKED_HEAVY = "Chunked extraction ({windows} chunk windows) — higher source load and runtime."
+CHUNKED_LIGHT = "Chunked extraction — monitor source during long runs."
+TIME_WINDOW = "Time-window strategy — bounded scan; ordering balances freshness vs cost."
 
 
 def strategy_rule(signals: Signals) -> Contribution | None:
@@ -93,15 +93,13 @@ def strategy_rule(signals: Signals) -> Contribution | None:
         delta, message = _WEAK_CURSOR[signals.cursor_quality]
         return Contribution(delta, Reason(kind="weak_cursor", message=message))
     if signals.strategy == "chunked":
-        count = signals.chunk_count
-        windows = f"{count} chunk windows" if count is not None else "chunk window count unknown"
-        if (count or 0) > 1 or (signals.row_estimate or 0) > 1_000_000:
-            return Contribution(-10, Reason(kind="chunking_heavy", message=(
-                f"Chunked extraction ({windows}) — higher source load and runtime.")))
-        return Contribution(0, Reason(kind="chunking_heavy", message=(
-            f"Chunked extraction ({windows}) — monitor source load and runtime.")))
-    return Contribution(0, Reason(kind="no_time_cursor", message=(
-        "Time-window extraction — re-reads the window each run instead of following a cursor.")))
+        # rivet prints 0 when the window count is unknown (keyset, MongoDB page_size).
+        count = signals.chunk_count or 0
+        if count > 1 or (signals.row_estimate or 0) > 1_000_000:
+            return Contribution(-10, Reason(kind="chunking_heavy",
+                                            message=CHUNKED_HEAVY.format(windows=count)))
+        return Contribution(0, Reason(kind="chunking_heavy", message=CHUNKED_LIGHT))
+    return Contribution(0, Reason(kind="no_time_cursor", message=TIME_WINDOW))
 
 
 def sparse_rule(signals: Signals) -> Contribution | None:
@@ -159,9 +157,9 @@ def history_contributions(history: HistorySummary | None) -> list[Contribution]:
             f"{history.runs} runs)."))))
     if (history.runs >= 3 and history.mean_duration_ms is not None
             and history.mean_duration_ms >= 300_000):
-        minutes = history.mean_duration_ms / 60_000
+        minutes = history.mean_duration_ms // 60_000  # rivet: integer minutes, truncated
         out.append(Contribution(-4, Reason(kind="slow_history", message=(
-            f"Historical average duration is {minutes:.1f} min — expect similar runtime."))))
+            f"Historical average duration is {minutes} min — expect similar runtime."))))
     return out
 
 
