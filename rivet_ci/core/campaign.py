@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from rivet_ci.core.recommendation import HEAVY_COST, Campaign, ExportRecommendation, Reason, Wave
+from rivet_ci.core.recommendation import (
+    HEAVY_COST,
+    SHARED_SOURCE_MESSAGE,
+    Campaign,
+    ExportRecommendation,
+    Reason,
+    Wave,
+)
 
 
 def campaign_order(recommendations: Sequence[ExportRecommendation]) -> list[ExportRecommendation]:
@@ -60,9 +67,8 @@ def source_group_warning(group: str, members: Sequence[ExportRecommendation]) ->
 
 
 def isolation_reason(group: str) -> Reason:
-    return Reason(kind="shared_source_heavy_conflict", message=(
-        f"Shared source group '{group}' has multiple heavy exports — run this export alone on "
-        f"that source."))
+    return Reason(kind="shared_source_heavy_conflict",
+                  message=SHARED_SOURCE_MESSAGE.format(group=group))
 
 
 def build_campaign(

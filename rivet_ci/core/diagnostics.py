@@ -96,6 +96,60 @@ SUGGEST_UNSAFE_INCREMENTAL = "Create an index on '{column}'."
 SUGGEST_OFF_PEAK = "Use 'safe' tuning profile. Extract during off-peak hours."
 
 
+# The tables of docs/scoring-rules.md (rendered by `rule_docs.py`), in rivet's order.
+WARNING_RULES: tuple[tuple[str, str, str], ...] = (
+    ("connection limit", "`parallel` > 1 and max_connections unknown", WARN_CONNECTIONS_UNKNOWN),
+    ("connection limit", "`parallel` > 1 and `parallel` ≥ max_connections M (limit = "
+                         "max(M − 3, 1))", WARN_CONNECTIONS),
+    ("sparse key range", "mode chunked, no `chunk_by_key`, not `chunk_dense`, no "
+                         "`chunk_by_days`; rows known and > 0; min and max parse as plain i64; "
+                         "span = max(max − min, 1), density = rows / span < 0.1 and "
+                         "ceil(span / chunk_size) > 10; empty = trunc(clamp(1 − density, 0, 1) "
+                         "× 100)", WARN_SPARSE),
+    ("heavy chunk", "mode chunked, no `chunk_by_days`, rows > 0, avg_row_bytes > 0; rows per "
+                    "chunk = chunk_size when dense or keyset, else round(density × chunk_size) "
+                    "(half away from zero; needs i64 min/max), clamped to 1..rows; fires when "
+                    "rows per chunk × width > 268,435,456", WARN_HEAVY_CHUNK),
+    ("dense surrogate", "mode chunked and (`chunk_dense: true` or the inline `query`, "
+                        "upper-cased, contains `ROW_NUMBER`)", WARN_DENSE_SURROGATE),
+    ("parallel memory", "`parallel` > 1 and rows (unknown = 0) > 5,000,000; millions = rows "
+                        "div 1,000,000", WARN_PARALLEL_MEMORY),
+    ("missing checkpoint", "(mode chunked or `chunk_by_key`), no `chunk_checkpoint`, no "
+                           "`keyset_incremental`, and not (rows known and < 100,000)",
+     WARN_NO_CHECKPOINT),
+)
+VALIDATE_RULES: tuple[tuple[tuple[str, str], str], ...] = (
+    (VALIDATE_QUALITY_CHUNKED, "`quality:` set and the resolved strategy is chunked or keyset"),
+    (VALIDATE_UNIQUE_NO_CAP, "`quality.unique_columns` non-empty and `unique_max_entries` unset"),
+    (VALIDATE_STDOUT_PHANTOM, "`destination.type: stdout`"),
+)
+SUGGESTION_RULES: tuple[tuple[str, str, str], ...] = (
+    ("EFFICIENT", "always", "(none)"),
+    ("ACCEPTABLE", "rows ≤ 10,000,000", "(none)"),
+    ("ACCEPTABLE", "rows > 10,000,000: first", SUGGEST_LARGE),
+    ("ACCEPTABLE", "then, mode full", SUGGEST_FULL_TO_INCREMENTAL),
+    ("ACCEPTABLE", "then, mode chunked and parallel ≤ 1", SUGGEST_ADD_PARALLEL),
+    ("ACCEPTABLE", "then, otherwise", SUGGEST_SAFE_PROFILE),
+    ("DEGRADED", "first, without an index", SUGGEST_NO_INDEX),
+    ("DEGRADED", "then, mode full without `cursor_column`", SUGGEST_ADD_CURSOR),
+    ("DEGRADED", "then, mode chunked without an index (column: chunk_column, else "
+                 "chunk_by_key, else `chunk_column`)", SUGGEST_CHUNK_INDEX),
+    ("DEGRADED", "then, mode time_window without an index", SUGGEST_TIME_INDEX),
+    ("DEGRADED", "then, otherwise without `cursor_column` and not chunked",
+     SUGGEST_CONSIDER_CURSOR),
+    ("DEGRADED", "last, always", SUGGEST_SAFE_PROFILE),
+    ("UNSAFE", "first (millions = rows div 1,000,000, unknown = 0)", SUGGEST_UNSAFE_SCAN),
+    ("UNSAFE", "then, mode full", SUGGEST_UNSAFE_FULL),
+    ("UNSAFE", "then, mode chunked with `chunk_by_key`", SUGGEST_UNSAFE_KEYSET),
+    ("UNSAFE", "then, other mode chunked", SUGGEST_UNSAFE_CHUNKED),
+    ("UNSAFE", "then, mode time_window", SUGGEST_UNSAFE_TIME),
+    ("UNSAFE", "then, mode incremental", SUGGEST_UNSAFE_INCREMENTAL),
+    ("UNSAFE", "last, always", SUGGEST_OFF_PEAK),
+    ("any", "MongoDB source", "(none)"),
+    ("not EFFICIENT", "empty list and no suggestion", FALLBACK_LINE),
+)
+
+
 class Range(BaseModel):
     """The observed min/max of the range column, as the database rendered them."""
 

@@ -14,6 +14,8 @@ PriorityClass = Literal["low", "medium", "high"]
 CostClass = Literal["low", "medium", "high", "very_high"]
 RiskClass = Literal["low", "medium", "high"]
 HEAVY_COST: frozenset[str] = frozenset({"high", "very_high"})
+SHARED_SOURCE_MESSAGE = ("Shared source group '{group}' has multiple heavy exports — run this "
+                         "export alone on that source.")
 
 
 class Reason(BaseModel):

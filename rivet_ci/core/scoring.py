@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from rivet_ci.core.history import HistorySummary
 from rivet_ci.core.recommendation import (
+    SHARED_SOURCE_MESSAGE,
     CostClass,
     ExportRecommendation,
     PriorityClass,
@@ -24,6 +25,23 @@ BASE_SCORE = 50
 HISTORY_PENALTY_CAP = 17
 
 
+class ScoreRule(NamedTuple):
+    """One row of the score table: the code applies it, `docs/scoring-rules.md` prints it."""
+
+    step: int
+    rule: str
+    condition: str
+    delta: int
+    kind: str | None = None
+    message: str | None = None  # a format string; `{rows}`, `{windows}`, ... are filled in
+
+    def applied(self, **values: object) -> Contribution:
+        if self.kind is None or self.message is None:
+            return Contribution(self.delta)
+        return Contribution(self.delta, Reason(kind=self.kind,
+                                               message=self.message.format(**values)))
+
+
 class Contribution(NamedTuple):
     """What one rule adds: a delta and, when it explains something, a reason."""
 
@@ -32,6 +50,68 @@ class Contribution(NamedTuple):
 
 
 Rule = Callable[[Signals], Contribution | None]
+
+NO_ROWS = ScoreRule(1, "cost by rows", "no row estimate", -3, "low_confidence_metadata",
+                    "No row estimate — assume medium cost until preflight succeeds.")
+SMALL_TABLE = ScoreRule(1, "cost by rows", "rows < 100,000", 12, "small_table",
+                        "Smaller estimated row count (~{rows}) — lower extraction cost.")
+LARGE_TABLE = ScoreRule(1, "cost by rows", "rows < 10,000,000", 0, "large_table",
+                        "Medium/large estimated row count (~{rows}).")
+HUGE_TABLE = ScoreRule(1, "cost by rows", "otherwise", -15, "huge_table",
+                       "Very large estimated row count (~{rows}) — defer and isolate if possible.")
+RISK_MEDIUM = ScoreRule(2, "risk", "risk class is `medium`", -4)
+SNAPSHOT = ScoreRule(3, "strategy: snapshot", "resolved strategy snapshot", 5)
+STRONG_CURSOR = ScoreRule(3, "strategy: incremental", "cursor quality `strong_monotonic`", 18,
+                          "strong_cursor",
+                          "Incremental export with indexed cursor — reliable continuation.")
+WEAK_CURSOR = ScoreRule(3, "strategy: incremental", "`weak_time` or `weak_multi_candidate`", -8,
+                        "weak_cursor", "Weaker cursor signal — treat ordering as advisory.")
+FALLBACK_CURSOR = ScoreRule(3, "strategy: incremental", "`fallback_only` (never derived)", -14,
+                            "weak_cursor",
+                            "Fallback cursor quality — higher reconcile and ordering risk.")
+NO_CURSOR = ScoreRule(3, "strategy: incremental", "`none`", -12, "weak_cursor",
+                      "Cursor quality unknown or weak — prefer validation before large runs.")
+CHUNKED_HEAVY = ScoreRule(3, "strategy: chunked (and keyset)",
+                          "windows (unknown = 0) > 1 or rows (unknown = 0) > 1,000,000", -10,
+                          "chunking_heavy",
+                          "Chunked extraction ({windows} chunk windows) — higher source load "
+                          "and runtime.")
+CHUNKED_LIGHT = ScoreRule(3, "strategy: chunked (and keyset)", "otherwise", 0, "chunking_heavy",
+                          "Chunked extraction — monitor source during long runs.")
+TIME_WINDOW = ScoreRule(3, "strategy: time_window", "always", 0, "no_time_cursor",
+                        "Time-window strategy — bounded scan; ordering balances freshness vs "
+                        "cost.")
+SPARSE = ScoreRule(4, "sparse range", "sparse-range signal", -18, "sparse_range_risk",
+                   "Sparse key range detected — many empty chunks possible; defer relative to "
+                   "dense exports.")
+RECONCILE = ScoreRule(5, "reconcile", "`reconcile_required: true`", -12, "reconcile_required",
+                      "Reconcile enabled — extra source read; schedule after cheaper exports "
+                      "unless critical.")
+FRESHNESS = ScoreRule(6, "freshness", "freshness `recent`", 6, "freshness_hint_recent",
+                      "Narrow time window — likely fresher subset; good candidate for an early "
+                      "wave.")
+UNSAFE = ScoreRule(7, "verdict", "verdict contains \"unsafe\"", -25)
+DEGRADED = ScoreRule(7, "verdict", "else contains \"degraded\"", -12)
+EFFICIENT = ScoreRule(7, "verdict", "else contains \"efficient\"", 8)
+RECENT_FAILURE = ScoreRule(8, "history", "most recent run failed", -8, "recent_failure_history",
+                           "Most recent run ended in failure — investigate before scheduling a "
+                           "large retry.")
+HIGH_RETRY = ScoreRule(8, "history", "≥ 3 runs and more than 0.3 retries per run", -5,
+                       "high_retry_rate_history",
+                       "Recent runs retried frequently ({rate:.1f} retries/run over {runs} "
+                       "runs).")
+SLOW_RUNS = ScoreRule(8, "history", "≥ 3 runs and mean duration ≥ 300,000 ms", -4,
+                      "slow_history",
+                      "Historical average duration is {minutes} min — expect similar runtime.")
+ISOLATION = ScoreRule(9, "campaign", "heavy member of a source group with ≥ 2 heavy members", 0,
+                      "shared_source_heavy_conflict", SHARED_SOURCE_MESSAGE)
+# Every row, in the order the rules run (the table of docs/scoring-rules.md).
+SCORE_TABLE: tuple[ScoreRule, ...] = (
+    NO_ROWS, SMALL_TABLE, LARGE_TABLE, HUGE_TABLE, RISK_MEDIUM, SNAPSHOT, STRONG_CURSOR,
+    WEAK_CURSOR, FALLBACK_CURSOR, NO_CURSOR, CHUNKED_HEAVY, CHUNKED_LIGHT, TIME_WINDOW, SPARSE,
+    RECONCILE, FRESHNESS, UNSAFE, DEGRADED, EFFICIENT, RECENT_FAILURE, HIGH_RETRY, SLOW_RUNS,
+    ISOLATION,
+)
 
 
 def cost_class(signals: Signals) -> CostClass:
@@ -46,16 +126,12 @@ def cost_class(signals: Signals) -> CostClass:
 def rows_rule(signals: Signals) -> Contribution:
     rows = signals.row_estimate
     if rows is None:
-        return Contribution(-3, Reason(kind="low_confidence_metadata", message=(
-            "No row estimate — assume medium cost until preflight succeeds.")))
+        return NO_ROWS.applied()
     if rows < 100_000:
-        return Contribution(12, Reason(kind="small_table", message=(
-            f"Smaller estimated row count (~{rows}) — lower extraction cost.")))
+        return SMALL_TABLE.applied(rows=rows)
     if rows < 10_000_000:
-        return Contribution(0, Reason(kind="large_table", message=(
-            f"Medium/large estimated row count (~{rows}).")))
-    return Contribution(-15, Reason(kind="huge_table", message=(
-        f"Very large estimated row count (~{rows}) — defer and isolate if possible.")))
+        return LARGE_TABLE.applied(rows=rows)
+    return HUGE_TABLE.applied(rows=rows)
 
 
 def risk_class(signals: Signals) -> RiskClass:
@@ -68,71 +144,48 @@ def risk_class(signals: Signals) -> RiskClass:
 
 
 def risk_rule(signals: Signals) -> Contribution | None:
-    return Contribution(-4) if risk_class(signals) == "medium" else None
+    return RISK_MEDIUM.applied() if risk_class(signals) == "medium" else None
 
 
-_WEAKER_CURSOR = "Weaker cursor signal — treat ordering as advisory."
-_WEAK_CURSOR = {
-    "weak_time": (-8, _WEAKER_CURSOR),
-    "weak_multi_candidate": (-8, _WEAKER_CURSOR),
-    "fallback_only": (-14, "Fallback cursor quality — higher reconcile and ordering risk."),
-    "none": (-12, "Cursor quality unknown or weak — prefer validation before large runs."),
-}
-CHUNKED_HEAVY = "Chunked extraction ({windows} chunk windows) — higher source load and runtime."
-CHUNKED_LIGHT = "Chunked extraction — monitor source during long runs."
-TIME_WINDOW = "Time-window strategy — bounded scan; ordering balances freshness vs cost."
+_CURSOR_RULES = {"strong_monotonic": STRONG_CURSOR, "weak_time": WEAK_CURSOR,
+                 "weak_multi_candidate": WEAK_CURSOR, "fallback_only": FALLBACK_CURSOR,
+                 "none": NO_CURSOR}
 
 
 def strategy_rule(signals: Signals) -> Contribution | None:
     if signals.strategy == "snapshot":
-        return Contribution(5)
+        return SNAPSHOT.applied()
     if signals.strategy == "incremental":
-        if signals.cursor_quality == "strong_monotonic":
-            return Contribution(18, Reason(kind="strong_cursor", message=(
-                "Incremental export with indexed cursor — reliable continuation.")))
-        delta, message = _WEAK_CURSOR[signals.cursor_quality]
-        return Contribution(delta, Reason(kind="weak_cursor", message=message))
+        return _CURSOR_RULES[signals.cursor_quality].applied()
     if signals.strategy == "chunked":
         # rivet prints 0 when the window count is unknown (keyset, MongoDB page_size).
         count = signals.chunk_count or 0
         if count > 1 or (signals.row_estimate or 0) > 1_000_000:
-            return Contribution(-10, Reason(kind="chunking_heavy",
-                                            message=CHUNKED_HEAVY.format(windows=count)))
-        return Contribution(0, Reason(kind="chunking_heavy", message=CHUNKED_LIGHT))
-    return Contribution(0, Reason(kind="no_time_cursor", message=TIME_WINDOW))
+            return CHUNKED_HEAVY.applied(windows=count)
+        return CHUNKED_LIGHT.applied()
+    return TIME_WINDOW.applied()
 
 
 def sparse_rule(signals: Signals) -> Contribution | None:
-    if not signals.sparse_range_risk:
-        return None
-    return Contribution(-18, Reason(kind="sparse_range_risk", message=(
-        "Sparse key range detected — many empty chunks possible; defer relative to dense "
-        "exports.")))
+    return SPARSE.applied() if signals.sparse_range_risk else None
 
 
 def reconcile_rule(signals: Signals) -> Contribution | None:
-    if not signals.reconcile_required:
-        return None
-    return Contribution(-12, Reason(kind="reconcile_required", message=(
-        "Reconcile enabled — extra source read; schedule after cheaper exports unless "
-        "critical.")))
+    return RECONCILE.applied() if signals.reconcile_required else None
 
 
 def freshness_rule(signals: Signals) -> Contribution | None:
-    if signals.freshness != "recent":
-        return None
-    return Contribution(6, Reason(kind="freshness_hint_recent", message=(
-        "Narrow time window — likely fresher subset; good candidate for an early wave.")))
+    return FRESHNESS.applied() if signals.freshness == "recent" else None
 
 
 def verdict_rule(signals: Signals) -> Contribution | None:
     verdict = signals.verdict.lower()
     if "unsafe" in verdict:
-        return Contribution(-25)
+        return UNSAFE.applied()
     if "degraded" in verdict:
-        return Contribution(-12)
+        return DEGRADED.applied()
     if "efficient" in verdict:
-        return Contribution(8)
+        return EFFICIENT.applied()
     return None
 
 
@@ -149,17 +202,13 @@ def history_contributions(history: HistorySummary | None) -> list[Contribution]:
         return []
     out: list[Contribution] = []
     if history.last_failed:
-        out.append(Contribution(-8, Reason(kind="recent_failure_history", message=(
-            "Most recent run ended in failure — investigate before scheduling a large retry."))))
+        out.append(RECENT_FAILURE.applied())
     if history.runs >= 3 and history.retries_per_run > 0.3:
-        out.append(Contribution(-5, Reason(kind="high_retry_rate_history", message=(
-            f"Recent runs retried frequently ({history.retries_per_run:.1f} retries/run over "
-            f"{history.runs} runs)."))))
+        out.append(HIGH_RETRY.applied(rate=history.retries_per_run, runs=history.runs))
     if (history.runs >= 3 and history.mean_duration_ms is not None
             and history.mean_duration_ms >= 300_000):
-        minutes = history.mean_duration_ms // 60_000  # rivet: integer minutes, truncated
-        out.append(Contribution(-4, Reason(kind="slow_history", message=(
-            f"Historical average duration is {minutes} min — expect similar runtime."))))
+        # rivet: integer minutes of the integer mean, truncated
+        out.append(SLOW_RUNS.applied(minutes=history.mean_duration_ms // 60_000))
     return out
 
 
