@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, NamedTuple
 
 from rivet_ci.core.config import ExportConfig
 
@@ -150,10 +148,8 @@ SUGGESTION_RULES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-class Range(BaseModel):
+class Range(NamedTuple):
     """The observed min/max of the range column, as the database rendered them."""
-
-    model_config = ConfigDict(frozen=True)
 
     min: str
     max: str
@@ -169,7 +165,12 @@ def parse_i64(text: str) -> int | None:
 
 def config_value(export: ExportConfig, name: str) -> Any:
     """A config key the planner reads (None when the model does not carry it)."""
-    return getattr(export, name, None)
+    if name not in _EXPORT_FIELDS:
+        return None
+    return getattr(export, name)
+
+
+_EXPORT_FIELDS = frozenset(ExportConfig.model_fields)
 
 
 def _quality_value(export: ExportConfig, name: str) -> Any:

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Literal, NamedTuple
 
 from rivet_ci.core.config import ExportConfig
 from rivet_ci.core.diagnostics import I64_MAX, I64_MIN, config_value
@@ -48,10 +46,8 @@ class PlanRefusedError(Exception):
         self.field = field
 
 
-class Resolution(BaseModel):
+class Resolution(NamedTuple):
     """The resolved strategy of one export."""
-
-    model_config = ConfigDict(frozen=True)
 
     strategy: ResolvedStrategy
     column: str | None = None  # chunk column (explicit or auto-resolved) or keyset key
@@ -60,10 +56,8 @@ class Resolution(BaseModel):
     notes: tuple[str, ...] = ()  # rivet's log warnings (not part of the warning list)
 
 
-class Detection(BaseModel):
+class Detection(NamedTuple):
     """What rivet's chunk detection found: window count and key span (None: unknown)."""
-
-    model_config = ConfigDict(frozen=True)
 
     windows: int | None = None
     span: int | None = None
@@ -262,17 +256,38 @@ def strict_i64(text: str) -> int | None:
 _EPOCH = date(1970, 1, 1).toordinal()
 
 
+_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_DATETIME = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2}):(\d{1,2})")
+
+
+def _day(text: str, pattern: re.Pattern[str], separator: str) -> int | None:
+    match = pattern.fullmatch(text)
+    if match is None or (separator and separator not in text):
+        return None
+    parts = [int(g) for g in match.groups()]
+    try:
+        day = date(parts[0], parts[1], parts[2])
+        if len(parts) == 6 and not (parts[3] < 24 and parts[4] < 60 and parts[5] < 61):
+            return None
+    except ValueError:
+        return None
+    return day.toordinal() - _EPOCH
+
+
 def parse_date_flexible(text: str) -> int | None:
-    """rivet's `parse_date_flexible`: a day number since 1970-01-01, or None."""
+    """rivet's `parse_date_flexible`: a day number since 1970-01-01, or None.
+
+    Forms, first that parses (the whole text of each form): `%Y-%m-%d`; `%Y-%m-%d %H:%M:%S`;
+    the text before the first `.` and then before the first `+` as `%Y-%m-%dT%H:%M:%S`; the first
+    ten characters as `%Y-%m-%d`.
+    """
     t = text.strip()
-    candidates = ((t, "%Y-%m-%d"), (t, "%Y-%m-%d %H:%M:%S"),
-                  (t.split(".", 1)[0].split("+", 1)[0], "%Y-%m-%dT%H:%M:%S"),
-                  (t[:10], "%Y-%m-%d"))
-    for value, fmt in candidates:
-        try:
-            return datetime.strptime(value, fmt).date().toordinal() - _EPOCH
-        except ValueError:
-            continue
+    bare = t.split(".", 1)[0].split("+", 1)[0]
+    for value, pattern, separator in ((t, _DATE, ""), (t, _DATETIME, " "),
+                                      (bare, _DATETIME, "T"), (t[:10], _DATE, "")):
+        day = _day(value, pattern, separator)
+        if day is not None:
+            return day
     return None
 
 
@@ -443,8 +458,8 @@ def whole_table_mode(export: ExportConfig) -> bool:
     return export.mode == "full" or (export.mode == "chunked" and export.chunk_by_key is None)
 
 
-class Overlay(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class Overlay(NamedTuple):
+    """The estimate after the overlay, whether it is measured, and rivet's label."""
 
     estimate: int | None
     measured: bool  # the label starts with `measured`

@@ -142,8 +142,10 @@ def derive_signals(
     if facts.warnings is not None:
         warnings = tuple(facts.warnings)
     else:
+        found = preflight_warnings(export, rows=catalog, avg_row_bytes=width,
+                                   max_connections=facts.max_connections, observed=seen)
         advice = None
-        if not mongo:
+        if not found and not validate and verdict != "EFFICIENT" and not mongo:
             # After the overlay rivet recomputes the suggestion only if the first estimate had
             # one (§2.3).
             first_verdict = facts.verdict or compute_verdict(
@@ -153,8 +155,6 @@ def derive_signals(
                                uses_index=uses_index)
             if first is not None:
                 advice = suggestion(export, verdict=verdict, rows=catalog, uses_index=uses_index)
-        found = preflight_warnings(export, rows=catalog, avg_row_bytes=width,
-                                   max_connections=facts.max_connections, observed=seen)
         warnings = tuple(final_warnings(found, validate, verdict=verdict, advice=advice))
     rows = catalog
     if resolution.strategy == "chunked":
