@@ -246,13 +246,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                                facts_problems=facts_problems,
                                collect=collect if settings.live else None,
                                add_history=history if state_url and not settings.live else None,
-                               source_environ=ctx.environ)
+                               source_environ=ctx.environ, waivers_file=settings.waivers)
     template_files = (trusted.read_dir(settings.template_path, "template")
                       if settings.template_path is not None else None)
     if trusted.findings:  # a PR changing what grades it: a finding, never used
         pr = dataclasses.replace(pr, diff=pr.diff.model_copy(update={
             "findings": (*pr.diff.findings, *trusted.findings)}))
-    gate = evaluate_gate(pr.diff, policy)
+    policy = policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr})
+    gate = evaluate_gate(pr.diff, policy, pr.waivers)
     timestamp = ctx.timestamp()
     checked = pr.checked()
 
@@ -299,7 +300,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         now=ctx.now(), links=blob_linker(settings.server_url, settings.repository, pr.head_sha),
         template_dir=None if template_files is not None else settings.template_path,
         template_files=template_files, previous_body=previous,
-        waiver_in_pr=policy.waiver_in_pr, redact=redact, checked=checked)
+        waiver_in_pr=policy.waiver_in_pr, redact=redact, checked=checked,
+        waiver_problems=pr.waiver_problems)
     body, short = redact(bodies.comment), redact(bodies.short)
     write(settings.comment_path, body, root=settings.workspace)
     if settings.step_summary is not None:

@@ -12,13 +12,22 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rivet_ci.adapters.git import ChangedFile, GitRepo
+import yaml
+
+from rivet_ci.adapters.git import ChangedFile, GitError, GitRepo
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import is_facts_document
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
+from rivet_ci.core.waivers import (
+    DEFAULT_WAIVERS_FILE,
+    Waiver,
+    file_waivers,
+    inline_waivers,
+    mark_added_in_pr,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,10 @@ class PullRequestPlan:
     skipped_facts: tuple[str, ...] = ()
     # True when the head is the working tree (uncommitted changes), not a commit.
     worktree: bool = False
+    # Waivers (core/waivers.py): inline ones of the head (flagged when the PR adds them) and
+    # the base branch's waivers file; problems with them are reported in the comment.
+    waivers: tuple[Waiver, ...] = ()
+    waiver_problems: tuple[Problem, ...] = ()
 
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports considered on each side."""
@@ -60,13 +73,24 @@ def shown_path(path: str) -> str:
 def load_revision(
     repo: GitRepo, rev: str, globs: Sequence[str], environ: Mapping[str, str],
     cache: dict[tuple[str, str], LoadedConfig], *, skipped: list[str] | None = None,
+    waivers: WaiverSink | None = None,
 ) -> list[LoadedConfig]:
-    return load_texts(repo.read_files(rev, globs), rev[:12], environ, cache, skipped)
+    return load_texts(repo.read_files(rev, globs), rev[:12], environ, cache, skipped,
+                      waivers=waivers)
+
+
+@dataclass
+class WaiverSink:
+    """Inline waivers (`# rivet-ci: allow ...`) found while loading one side's configs."""
+
+    waivers: list[Waiver]
+    problems: list[Problem]
 
 
 def load_texts(
     files: Sequence[tuple[str, str | None]], where: str, environ: Mapping[str, str],
-    cache: dict[tuple[str, str], LoadedConfig], skipped: list[str] | None = None,
+    cache: dict[tuple[str, str], LoadedConfig], skipped: list[str] | None = None, *,
+    waivers: WaiverSink | None = None,
 ) -> list[LoadedConfig]:
     """Load config texts; a facts document (`format: rivet-ci-facts/1`) is never a config."""
     out = []
@@ -91,7 +115,38 @@ def load_texts(
         if key not in cache:  # a config unchanged by the PR is parsed once for both sides
             cache[key] = load_config_text(path, text, environ)
         out.append(cache[key])
+        if waivers is not None and "rivet-ci:" in text:
+            found, problems = inline_waivers(path, text, cache[key].export_lines)
+            waivers.waivers += found
+            waivers.problems += problems
     return out
+
+
+def base_waivers_file(repo: GitRepo, base: str, head: str | None, path: str | None,
+                      worktree_text: str | None = None) -> tuple[list[Waiver], list[Problem]]:
+    """The waivers file as the BASE revision has it; a PR changing it is told it is not used."""
+    if not path:
+        return [], []
+    try:
+        text = repo.show(base, path)
+        head_text = worktree_text if head is None else repo.show(head, path)
+    except GitError as exc:
+        return [], [Problem(file=path, message=f"cannot read the waivers file: {exc}")]
+    problems: list[Problem] = []
+    if head_text != text:
+        problems.append(Problem(file=path, severity="warning", message=(
+            "this pull request changes the waivers file; the base branch's version is used "
+            "(a PR cannot accept its own findings)")))
+    if text is None:
+        return [], problems
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return [], [*problems, Problem(file=path, line=mark.line + 1 if mark else None,
+                                       message=f"invalid YAML: {exc}")]
+    found, file_problems = file_waivers(path, data)
+    return found, [*problems, *file_problems]
 
 
 FactsCollector = Callable[[Sequence[LoadedConfig]], FactsFile]
@@ -154,6 +209,7 @@ def plan_pull_request(
     collect: FactsCollector | None = None, add_history: HistoryReader | None = None,
     worktree: bool = False,
     source_environ: Mapping[str, str] | None = None,
+    waivers_file: str | None = DEFAULT_WAIVERS_FILE,
 ) -> PullRequestPlan:
     """Plan base and head against one facts source.
 
@@ -168,14 +224,19 @@ def plan_pull_request(
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
     cache: dict[tuple[str, str], LoadedConfig] = {}
     skipped: list[str] = []
-    base_configs = load_revision(repo, fork_point, globs, environ, cache)
+    base_inline, head_inline = WaiverSink([], []), WaiverSink([], [])
+    base_configs = load_revision(repo, fork_point, globs, environ, cache, waivers=base_inline)
     if worktree:
         changed = tuple(repo.changed_files_worktree(fork_point, globs))
         head_configs = load_texts(repo.read_worktree_files(globs), "the working tree", environ,
-                                  cache, skipped)
+                                  cache, skipped, waivers=head_inline)
     else:
         changed = tuple(repo.changed_files(fork_point, head_sha, globs))
-        head_configs = load_revision(repo, head_sha, globs, environ, cache, skipped=skipped)
+        head_configs = load_revision(repo, head_sha, globs, environ, cache, skipped=skipped,
+                                     waivers=head_inline)
+    file_list, file_problems = base_waivers_file(
+        repo, fork_point, None if worktree else head_sha, waivers_file,
+        worktree_text=_read_worktree(repo, waivers_file) if worktree else None)
     if collect is not None:
         trusted_base = (base_configs if source_environ is None else
                         load_revision(repo, fork_point, globs, source_environ, {}))
@@ -205,7 +266,18 @@ def plan_pull_request(
     return PullRequestPlan(
         base_sha=fork_point, head_sha=head_sha, changed=changed, base=base_plan,
         head=head_plan, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
+        waivers=(*mark_added_in_pr(head_inline.waivers, base_inline.waivers), *file_list),
+        waiver_problems=(*head_inline.problems, *file_problems),
     )
+
+
+def _read_worktree(repo: GitRepo, path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return (repo.root / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 _LOOKS_LIKE_CONFIG = (re.compile(r"^source[ \t]*:", re.MULTILINE),

@@ -132,12 +132,15 @@ def link(label: object, url: object) -> Md:
     return Md(f"[{text}]({url})")
 
 
+NBSP = "\u00a0"  # keeps `76 → 22 (−54)` on one line in a narrow table column
+
+
 def arrow(before: object, after: object) -> Md:
     if before is None:
         return Md("—" if after is None else md_text(after))
     if after is None or before == after:
         return Md(md_text(before))
-    return Md(f"{md_text(before)} → {md_text(after)}")
+    return Md(f"{md_text(before)}{NBSP}→{NBSP}{md_text(after)}")
 
 
 def signed(value: int) -> str:
@@ -146,12 +149,13 @@ def signed(value: int) -> str:
 
 def score_change(row: ChangedRow) -> Md:
     if row.score_base is None:
-        return Md(f"**{row.score_head}** new")
+        return Md(f"**{row.score_head}**{NBSP}new")
     if row.score_head is None:
-        return Md(f"~~{row.score_base}~~ removed")
+        return Md(f"~~{row.score_base}~~{NBSP}removed")
     if row.delta == 0:
         return Md(str(row.score_head))
-    return Md(f"{row.score_base} → **{row.score_head}** ({signed(row.delta or 0)})")
+    return Md(f"{row.score_base}{NBSP}→{NBSP}**{row.score_head}**{NBSP}"
+              f"({signed(row.delta or 0)})")
 
 
 # Keyed by the parts object (rows changed the same way share it, see comment_view._why_parts).
@@ -193,10 +197,11 @@ def plural_filter(count: int, singular: str, plural_form: str | None = None) -> 
     return Md(md_text(plural(count, singular, plural_form)))
 
 
-def names(values: Sequence[object], *, limit: int = 5) -> Md:
-    """`a`, `b` and 3 more — code spans, cut after `limit`."""
+def names(values: Sequence[object], *, limit: int = 5, total: int | None = None) -> Md:
+    """`a`, `b` and 3 more — code spans, cut after `limit` (`total`: how many there are in
+    all, when `values` is already a cut list)."""
     shown = [code(v) for v in list(values)[:limit]]
-    rest = len(values) - len(shown)
+    rest = (len(values) if total is None else total) - len(shown)
     return Md(", ".join(shown) + (f" and {rest:,} more" if rest > 0 else ""))
 
 
@@ -239,7 +244,7 @@ class RowCache:
 
 def table_row(r: ChangedRow) -> Md:
     """One row of the changes table (measured per row to choose how many fit)."""
-    mark = "❌ " if r.blocking else "✔️ " if r.waived else ""
+    mark = f"❌{NBSP}" if r.blocking else f"✔️{NBSP}" if r.waived else ""
     return Md(f"| {mark}{link(cell_code(r.export_name), r.url)} | {score_change(r)} | "
               f"{arrow(r.class_base, r.class_head)} | {arrow(r.wave_base, r.wave_head)} | "
               f"{why(r.why)} |")

@@ -8,7 +8,7 @@ server the workflow runs on (GHES-aware through GITHUB_SERVER_URL).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from rivet_ci import __version__
 from rivet_ci.core.comment_view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
 from rivet_ci.core.marker import make_marker
 from rivet_ci.core.policy import GateResult
+from rivet_ci.core.problems import Problem
 from rivet_ci.core.since import make_digest, read_digest, since_last_push
 from rivet_ci.core.waivers import WAIVABLE_KINDS, waiver_comment
 from rivet_ci.pull_request import PullRequestPlan
@@ -86,6 +87,7 @@ def render_comments(
     previous_body: str | None = None, hint: str | None = None, summary_hint: str | None = None,
     waiver_in_pr: str = "block", redact: Redactor | None = None,
     checked: Mapping[str, int] | None = None, template_files: Mapping[str, bytes] | None = None,
+    waiver_problems: Sequence[Problem] = (),
 ) -> Bodies:
     """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
     masked while still plain) and the digest's labels before they are compressed; the caller
@@ -103,7 +105,7 @@ def render_comments(
         link=links,
         rules_url=RULES_URL.format(version=__version__), waiver_hints=hints,
         full_report_hint=hint or report_hint(run_url), waiver_in_pr=waiver_in_pr,
-        checked=checked)
+        checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems))
     if redact is not None:
         view = redact.scrub(view)
     env = template_environment(template_dir, files=template_files)

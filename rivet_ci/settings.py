@@ -67,6 +67,8 @@ _INPUTS: dict[str, str] = {
     "template_dir": "template-dir",
     "env_allow": "env-allow",
     "add_mask": "add-mask",
+    "waivers": "waivers",
+    "waiver_in_pr": "waiver-in-pr",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -132,6 +134,10 @@ class ActionSettings(BaseModel):
     # Values to mask in every output; the redactor reads them from INPUT_ADD-MASK itself
     # (rivet_ci.redaction), before settings are even parsed.
     add_mask: SecretStr | None = Field(default=None, repr=False)
+    # The waivers file, read from the BASE revision (core/waivers.py); absent means none.
+    waivers: str = ".rivet-ci/waivers.yaml"
+    # Whether a waiver the pull request adds itself applies (`allow`) or is only reported.
+    waiver_in_pr: Literal["block", "allow"] = "block"
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str

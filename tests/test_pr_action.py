@@ -208,7 +208,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
                                                             "rivet/replica_b.yaml"}
     assert plan["diff"]["gate"] == {
         "passed": False, "policy": "config-error, no-configs, new-isolation",
-        "blocking": plan["diff"]["gate"]["blocking"]}
+        "blocking": plan["diff"]["gate"]["blocking"], "waived": [], "waivers": []}
     assert [f["export_name"] for f in plan["diff"]["gate"]["blocking"]] == ["events",
                                                                             "order_items"]
 

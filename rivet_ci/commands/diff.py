@@ -13,6 +13,7 @@ from rivet_ci.core.comment_view import checked_text, facts_description
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
+from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.pull_request import plan_pull_request
@@ -36,6 +37,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--fail-on", action="append", metavar="RULE", dest="fail_on",
                    help="gate policy rule (repeatable); added to the always-on config-error "
                         "and no-configs, `none` alone turns everything off")
+    p.add_argument("--waivers", default=DEFAULT_WAIVERS_FILE, metavar="PATH",
+                   help="waivers file, read from the base revision (default: "
+                        f"{DEFAULT_WAIVERS_FILE}; absent means none)")
+    p.add_argument("--waiver-in-pr", choices=("block", "allow"), default="block",
+                   help="whether a waiver this change adds itself applies (default: block — "
+                        "reported, not applied)")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
     p.add_argument("--output", type=Path, metavar="FILE", help="also write plan.json here")
     p.add_argument("--repo", type=Path, default=None, metavar="DIR",
@@ -67,8 +74,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 "commit instead\n")
     pr = plan_pull_request(repo, base=args.base, head=args.head or "HEAD", globs=globs,
                            facts=facts, origin=origin, environ=ctx.environ,
-                           facts_problems=facts_problems, worktree=worktree)
-    gate = evaluate_gate(pr.diff, policy)
+                           facts_problems=facts_problems, worktree=worktree,
+                           waivers_file=args.waivers or None)
+    policy = policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr})
+    gate = evaluate_gate(pr.diff, policy, pr.waivers)
     timestamp = ctx.timestamp()
     if args.format == "json" or args.output:
         text = (dump_json(pull_request_document(
@@ -84,7 +93,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             facts_text=facts_description(origin, ctx.now()), run_url=None, now=ctx.now(),
             links=linker_from_environ(ctx.environ, pr.head_sha),
             template_dir=args.template_dir, hint=local_hint(args.output), redact=ctx.redact,
-            checked=pr.checked())
+            checked=pr.checked(), waiver_problems=pr.waiver_problems)
         ctx.stdout.write(bodies.comment)
     ctx.stderr.write(f"rivet-ci: {checked_text(pr.checked())}"
                      f"{' (working tree)' if worktree else ''}; gate "

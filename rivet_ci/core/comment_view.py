@@ -30,7 +30,7 @@ from rivet_ci.core.waivers import ISOLATION_KIND, WaiverNote
 # A PR with more changed rows than this gets the summary and the grouped causes first, and its
 # table is cut to the largest movers (every row stays in the full report).
 LARGE_PR_ROWS = 20
-TOP_ROWS_LARGE = 15
+TOP_ROWS_LARGE = 10
 MAX_CAUSE_GROUPS = 8
 MAX_LISTED = 50  # findings, warnings, problems: each list is cut here and says how many more
 BIGGEST_MOVERS = 3
@@ -169,6 +169,7 @@ class CommentView(BaseModel):
     digest: str  # hidden payload for "since your last push" ("" for none)
     passed: bool
     headline: str
+    checked_line: str | None = None  # what the verdict is based on (config files, exports)
     policy: str
     counts: dict[str, int]
     since: SinceLastPush | None
@@ -195,6 +196,7 @@ class CommentView(BaseModel):
     rules_url: str | None
     full_report_hint: str  # a Markdown fragment the shell built (paths as code spans)
     waiver_in_pr: str = "block"
+    waiver_problems: tuple[str, ...] = ()  # waiver lines or files that could not be used
 
     @property
     def large(self) -> bool:
@@ -429,7 +431,7 @@ def build_comment_view(
     since: SinceLastPush | None = None, link: LinkFor | None = None,
     rules_url: str | None = None, waiver_hints: dict[int, str] | None = None,
     full_report_hint: str = "the job summary and `plan.json`", waiver_in_pr: str = "block",
-    checked: Mapping[str, int] | None = None,
+    checked: Mapping[str, int] | None = None, waiver_problems: tuple[str, ...] = (),
 ) -> CommentView:
     """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
     link = link or _no_links
@@ -461,8 +463,8 @@ def build_comment_view(
     }
     return CommentView(
         gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
-        headline=headline(gate.passed, counts, checked), policy=gate.policy, counts=counts,
-        since=since,
+        headline=headline(gate.passed, counts), policy=gate.policy, counts=counts,
+        checked_line=checked_text(checked) if checked is not None else None, since=since,
         blocking=tuple(blocking[:MAX_LISTED]), omitted_blocking=_cap(blocking, MAX_LISTED),
         waivers=gate.notes, summary=_summary(rows) if large else None,
         rows=tuple(rows), total_rows=len(rows), omitted_rows=0, show_details=True,
@@ -473,6 +475,7 @@ def build_comment_view(
         problems=tuple(problems[:MAX_LISTED]), omitted_problems=_cap(problems, MAX_LISTED),
         base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
         rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
+        waiver_problems=waiver_problems[:MAX_LISTED],
     )
 
 

@@ -18,7 +18,10 @@ from rivet_ci.core.policy import GateResult
 def diff_json(diff: PlanDiff, gate: GateResult) -> dict[str, Any]:
     return {
         "gate": {"passed": gate.passed, "policy": gate.policy,
-                 "blocking": [f.model_dump(mode="json") for f in gate.blocking]},
+                 "blocking": [f.model_dump(mode="json") for f in gate.blocking],
+                 # Accepted findings and what happened to every waiver (docs/action.md).
+                 "waived": [w.model_dump(mode="json") for w in gate.waived],
+                 "waivers": [n.model_dump(mode="json") for n in gate.notes]},
         "exports": [
             {"export_name": c.export_name, "config": c.config_path, "line": c.line,
              "status": c.status, "renamed_from": c.renamed_from,

@@ -101,6 +101,10 @@ class MovedExport(BaseModel):
     export_name: str
     score_before: int | None
     score_after: int | None
+    wave_before: int | None = None
+    wave_after: int | None = None
+    isolated_before: bool = False
+    isolated_after: bool = False
 
 
 class SinceLastPush(BaseModel):
@@ -187,9 +191,13 @@ def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff) -> (
             before = _result(change.base)
         after = _result(change.head)
         if before != after:
-            moved.append(MovedExport(export_name=change.export_name,
-                                     score_before=before[0] if before else None,
-                                     score_after=after[0] if after else None))
+            moved.append(MovedExport(
+                export_name=change.export_name, score_before=before[0] if before else None,
+                score_after=after[0] if after else None,
+                wave_before=before[2] if before else None,
+                wave_after=after[2] if after else None,
+                isolated_before=bool(before and before[3]),
+                isolated_after=bool(after and after[3])))
     moved.sort(key=lambda m: -abs((m.score_after or 0) - (m.score_before or 0)))
     return SinceLastPush(previous_sha=previous.head_sha, new_findings=tuple(new[:MAX_LISTED]),
                          resolved_findings=tuple(resolved[:MAX_LISTED]),
