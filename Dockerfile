@@ -1,17 +1,27 @@
-# The rivet-ci GitHub Action image (action.yml: `runs: using: docker, image: Dockerfile`).
+# The rivet-ci GitHub Action image (action.yml: `runs: using: docker, image: Dockerfile`; the
+# release workflow publishes the same image to ghcr.io, see docs/action.md).
 #
-# Two stages: the builder turns the project into a wheel and installs it, with its runtime
-# dependencies only, into a virtual environment; the final image copies that environment and adds
-# git. No compiler, build backend or pip cache reaches the final image.
+# Two stages: the builder installs the pinned, hash-checked dependencies and rivet-ci's own wheel
+# into a virtual environment; the final image copies that environment and adds git. No compiler,
+# build backend or pip cache reaches the final image.
 
 # ---------------------------------------------------------------------------------------------
 FROM python:3.12-slim AS builder
 
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
+    PIP_ROOT_USER_ACTION=ignore \
     PYTHONDONTWRITEBYTECODE=1
 
 WORKDIR /src
+# Dependencies first (their layer is cached until a lock file changes). Every one is pinned
+# with its hashes (requirements/README.md): pip refuses anything else.
+COPY requirements/image.lock requirements/build.lock ./requirements/
+RUN python -m venv /opt/rivet-ci \
+ && /opt/rivet-ci/bin/pip install --require-hashes --no-deps -r requirements/image.lock \
+ && python -m venv /opt/build \
+ && /opt/build/bin/pip install --require-hashes --no-deps -r requirements/build.lock
+
 # Only what the wheel is built from (.dockerignore keeps the rest of the context out):
 # pyproject.toml names README.md as the readme, and `templates/` is force-included as
 # package data.
@@ -19,12 +29,11 @@ COPY pyproject.toml README.md ./
 COPY rivet_ci ./rivet_ci
 COPY templates ./templates
 
-# `pip wheel .` builds rivet-ci's wheel and collects a wheel for every runtime dependency;
-# the install below then uses nothing but those files (--no-index), so the image contains
-# exactly the wheel and its runtime dependencies, never the test extras.
-RUN pip wheel --wheel-dir /wheels . \
- && python -m venv /opt/rivet-ci \
- && /opt/rivet-ci/bin/pip install --no-index --find-links /wheels rivet-ci
+# The wheel is built with the pinned backend (no build isolation: nothing unpinned is fetched)
+# and installed without dependencies; `pip check` proves the lock satisfies them all.
+RUN /opt/build/bin/pip wheel --no-build-isolation --no-deps --wheel-dir /wheels . \
+ && /opt/rivet-ci/bin/pip install --no-index --no-deps /wheels/rivet_ci-*.whl \
+ && /opt/rivet-ci/bin/pip check
 
 # ---------------------------------------------------------------------------------------------
 FROM python:3.12-slim
@@ -42,18 +51,10 @@ ENV PATH=/opt/rivet-ci/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
 
-# A non-root user. uid 1001 is deliberate: it is the uid of the `runner` user on GitHub-hosted
-# runners, which owns the workspace GitHub mounts at /github/workspace (and the GITHUB_OUTPUT /
-# step-summary files under /github/file_commands), so the action can write the plan and its
-# outputs there without running as root.
-#
-# GitHub's documentation recommends that Docker actions run as root because a self-hosted
-# runner's workspace may belong to another uid; run the container as root there (the image
-# works as root too). Either way git sees a workspace owned by a different user, and modern git
-# refuses such a repository ("detected dubious ownership"); rivet-ci passes
-# `-c safe.directory=<workspace>` on every git call, so neither uid needs a global git config.
-RUN useradd --uid 1001 --user-group --create-home --shell /usr/sbin/nologin rivet
-USER 1001
-WORKDIR /home/rivet
-
+# No USER: GitHub runs a Docker action as the image's default user and documents that it must
+# be root (a workflow cannot pass --user, and the workspace belongs to the runner's uid: 1001 on
+# GitHub-hosted runners, anything on a self-hosted one). rivet-ci, running as root, hands every
+# file it creates or changes in the workspace to the workspace's owner and runs git as that
+# owner, so nothing root-owned is left behind for the next checkout (rivet_ci/ownership.py);
+# git also gets `-c safe.directory=<workspace>` on every call.
 ENTRYPOINT ["rivet-ci", "action"]

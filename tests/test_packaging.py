@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -29,3 +31,31 @@ def test_source_checkout_finds_the_top_level_templates() -> None:
     from rivet_ci.render import builtin_template_dir
 
     assert (builtin_template_dir() / "comment.md.j2").is_file()
+
+
+def _locked(path: Path) -> dict[str, str]:
+    """name -> version of every `name==version \\` line, with its hashes checked present."""
+    text = path.read_text(encoding="utf-8")
+    pins: dict[str, str] = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", text):
+        head = block.split("\n", 1)[0]
+        match = re.match(r"([A-Za-z0-9_.-]+)==(\S+) \\$", head)
+        if match:
+            assert "--hash=sha256:" in block, f"{match.group(1)} has no hash in {path.name}"
+            pins[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+    return pins
+
+
+def test_the_image_lock_pins_every_runtime_dependency_with_hashes() -> None:
+    """The image installs requirements/image.lock with --require-hashes: a dependency added to
+    pyproject.toml but not locked would break the image build (regenerate: requirements/)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    locked = _locked(ROOT / "requirements" / "image.lock")
+    for requirement in project["dependencies"]:
+        name = re.sub(r"[-_.]+", "-", re.split(r"[\[<>=!~ ;]", requirement, maxsplit=1)[0])
+        assert name.lower() in locked, f"{requirement} is not in requirements/image.lock"
+    build = _locked(ROOT / "requirements" / "build.lock")
+    assert "hatchling" in build
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert dockerfile.count("--require-hashes") == 2
+    assert not re.search(r"^\s*USER\b", dockerfile, re.MULTILINE)  # GitHub: run as root
