@@ -7,7 +7,10 @@ action, with GitHub's environment against the local fake API) and failed before 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from io import StringIO
@@ -68,7 +71,7 @@ def action(gh: FakeGitHub, repo: Repo, head: str, tmp_path: Path, *,
     run_dir = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     run_dir.mkdir(parents=True)
     event_path = run_dir / "event.json"
-    base_sha = git(repo.path, "rev-parse", "main")
+    base_sha = git(repo.path, "-c", "safe.directory=*", "rev-parse", "main")
     payload = event if event is not None else {"pull_request": {
         "number": PR, "base": {"sha": base_sha}, "head": {"sha": head}}}
     event_path.write_text(json.dumps(payload), encoding="utf-8")
@@ -281,3 +284,30 @@ def test_blocking_findings_are_errors_and_others_warnings_or_notices(
     assert blocked.code == GATE_FAILED
     assert any(line.startswith("::error file=rivet/b.yaml,line=")
                for line in blocked.stdout.splitlines())
+
+
+# -- ownership when run as root (the Docker action's user) ----------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands files to another uid: needs root")
+def test_as_root_every_file_written_belongs_to_the_workspace_owner(
+        gh: FakeGitHub, tmp_path: Path) -> None:
+    # Outside pytest's 0700 temp root, so the owner (not root) can reach the workspace.
+    top = Path(tempfile.mkdtemp(prefix="rivet-ci-owner-"))
+    try:
+        top.chmod(0o755)
+        repo = Repo.init(top / "repo")
+        repo.commit("base", {"rivet/a.yaml": GOOD})
+        repo.checkout("feature", new=True)
+        head = repo.commit("edit", {"rivet/a.yaml": GOOD + "# touched\n"})
+        for path in [repo.path, *repo.path.rglob("*")]:
+            os.lchown(path, 1001, 127)
+        result, outputs = action(gh, repo, head, tmp_path / "runner",
+                                 output="reports/plan.json")
+        assert result.code == OK, result.stderr
+        assert outputs["plan-path"] == "reports/plan.json"
+        foreign = [str(p) for p in [repo.path, *repo.path.rglob("*")]
+                   if (p.lstat().st_uid, p.lstat().st_gid) != (1001, 127)]
+        assert foreign == []
+    finally:
+        shutil.rmtree(top)
