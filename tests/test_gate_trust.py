@@ -111,9 +111,11 @@ def test_globs_matching_nothing_block_and_name_the_lookalikes(repo: Repo) -> Non
     assert "checked 0 config files" in quiet.stdout
 
 
-def test_the_example_workflow_checks_our_own_examples() -> None:
-    workflow = yaml.safe_load((ROOT / ".github/workflows/example-pr-gate.yml").read_text())
-    step = next(s for s in workflow["jobs"]["rivet-ci"]["steps"] if s.get("id") == "rivet")
+@pytest.mark.parametrize(("name", "job"), [("example-pr-gate.yml", "rivet-ci"),
+                                         ("example-fork-pr-plan.yml", "plan")])
+def test_the_example_workflows_check_our_own_examples(name: str, job: str) -> None:
+    workflow = yaml.safe_load((ROOT / ".github/workflows" / name).read_text())
+    step = next(s for s in workflow["jobs"][job]["steps"] if s.get("id") == "rivet")
     regex = compile_globs(str(step["with"]["configs"]).split())
     examples = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.yaml"))
     matched = [p for p in examples if regex.fullmatch(p)]
