@@ -287,10 +287,10 @@ def test_the_image_as_github_runs_it(upstream: Upstream, tmp_path: Path,
     assert outputs["comment-posted"] == ("true" if scenario.posted else "false")
     assert outputs["new-isolations"] == "2"
     body = (workspace / "rivet-ci-comment-default.md").read_text(encoding="utf-8")
-    assert "checked 2 config file(s) (8 export(s)) at head, 2 (7) at base" in body
+    assert "checked 2 config files (8 exports) at head, 2 (7) at base" in body
     assert "config error" not in body
     summary = (commands / "step_summary_1").read_text(encoding="utf-8")
-    assert "checked 2 config file(s)" in summary
+    assert "checked 2 config files" in summary
     if scenario.exit_code == 1:
         assert "::error file=rivet/replica_a.yaml,line=" in result.stdout, log
     if scenario.posted:
