@@ -11,8 +11,7 @@ from a config reaches the database unless it passed this module:
   with side effects, and backslash-escaped quotes whose meaning depends on server settings.
 * :func:`parse_table_name` / :func:`check_column_name` accept ``ident`` / ``schema.ident`` only;
   quoting is then SQLAlchemy's job.
-* :func:`unsafe_to_execute` says whether a vetted query may be *run* (wrapped in a min/max
-  probe): only when every function it calls is a well-known side-effect-free builtin.
+* A vetted query is never *run*: min/max only ever reads a base table a `table:` export names.
 * :class:`Redactor` masks passwords: the userinfo of any URL in a message, and every known
   secret verbatim (drivers sometimes echo parts of the DSN, or a table name equal to a password).
 
@@ -30,7 +29,7 @@ from typing import Literal
 from rivet_ci.redaction import MASK, Redactor, redact_url
 
 __all__ = ["MASK", "Dialect", "Redactor", "UnsafeQueryError", "VettedQuery", "check_column_name",
-           "parse_table_name", "redact_url", "unsafe_to_execute", "vet_query"]
+           "parse_table_name", "redact_url", "vet_query"]
 
 Dialect = Literal["postgresql", "mysql", "sqlite"]
 
@@ -67,28 +66,6 @@ _SIDE_EFFECT_FUNCTIONS = frozenset({
     "master_pos_wait", "source_pos_wait", "sys_exec", "sys_eval",
     # SQLite
     "load_extension", "writefile", "edit",
-})
-# Builtins known to be free of side effects: a query calling only these may be run inside the
-# bounded min/max probe. Anything else (a user function could write, sleep, or kill sessions)
-# keeps the probe to EXPLAIN only.
-_PURE_FUNCTIONS = frozenset({
-    "coalesce", "nullif", "greatest", "least", "ifnull", "isnull", "nvl", "if", "iif",
-    "lower", "upper", "trim", "ltrim", "rtrim", "btrim", "length", "char_length",
-    "character_length", "octet_length", "substr", "substring", "left", "right", "concat",
-    "concat_ws", "replace", "position", "strpos", "lpad", "rpad", "split_part", "md5", "instr",
-    "cast", "convert", "try_cast", "date", "time", "datetime", "julianday", "strftime",
-    "unixepoch", "date_trunc", "date_part", "extract", "date_format", "from_unixtime",
-    "unix_timestamp", "to_char", "to_date", "to_timestamp", "to_number", "now",
-    "current_timestamp", "current_date", "localtimestamp", "utc_timestamp", "timestamp",
-    "timestampadd", "timestampdiff", "datediff", "date_add", "date_sub", "adddate", "subdate",
-    "age", "make_date", "make_timestamp", "abs", "round", "floor", "ceil", "ceiling", "trunc",
-    "truncate", "mod", "power", "sqrt", "sign", "count", "sum", "min", "max", "avg",
-    "row_number", "rank", "dense_rank", "lag", "lead", "first_value", "last_value",
-    "string_agg", "group_concat", "array_agg", "bool_and", "bool_or", "generate_series",
-    "unnest", "json_extract", "jsonb_extract_path_text", "json_extract_path_text",
-    "jsonb_build_object", "json_build_object", "json_object", "to_json", "to_jsonb",
-    "numeric", "decimal", "varchar", "char", "character", "timestamptz", "interval", "float",
-    "double", "int", "integer", "bigint", "smallint", "text", "binary", "varbinary",
 })
 # Words that are followed by `(` without being function calls.
 _NOT_CALLS = frozenset({
@@ -163,11 +140,6 @@ def vet_query(sql: str, dialect: Dialect) -> VettedQuery:
     text = "".join(t.text for t in tokens).strip()
     return VettedQuery(text=text, functions=frozenset(functions),
                        relations=tuple(_relations(code, dialect)))
-
-
-def unsafe_to_execute(query: VettedQuery) -> list[str]:
-    """Functions that keep the query from being run by a probe (empty: safe to run)."""
-    return sorted(f for f in query.functions if f not in _PURE_FUNCTIONS)
 
 
 def parse_table_name(name: str) -> tuple[str | None, str]:
