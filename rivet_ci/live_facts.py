@@ -93,6 +93,9 @@ def with_state_history(facts: FactsFile | None, configs: Sequence[LoadedConfig],
             if entry is None:
                 # No facts: stays "preflight failed"; the history alone cannot vouch for it.
                 entry = ExportFacts(preflight_error="no facts for this export")
-            section[name] = entry.model_copy(update={"history": runs}) if runs else entry
+            update: dict[str, object] = {"history": runs} if runs else {}
+            if name in history.last_success:
+                update["last_success"] = history.last_success[name]
+            section[name] = entry.model_copy(update=update) if update else entry
     return base.model_copy(update={"configs": {
         path: ConfigFacts(exports=exports) for path, exports in sections.items()}}), notes

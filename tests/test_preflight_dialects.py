@@ -192,3 +192,42 @@ def test_qualified_and_bare_names_in_one_run(
         assert facts[name].columns["updated_at"].min is not None, name
     if db != "mysql_db":  # MariaDB on Linux compares table names case-sensitively
         assert facts["shouting"].columns["UPDATED_AT"].indexed is True
+
+
+CHUNK_EXPORTS = [
+    # No chunk_column: rivet chunks on the single-integer primary key, whose range is observed.
+    {"name": "auto_pk", "table": "orders", "mode": "chunked", "chunk_size": 100_000},
+    {"name": "by_time", "table": "orders", "mode": "chunked", "chunk_column": "updated_at"},
+    {"name": "by_key", "table": "customers", "mode": "chunked", "chunk_by_key": "id"},
+    {"name": "nullable", "table": "nullable_cursor", "mode": "incremental",
+     "cursor_column": "updated_at"},
+    {"name": "not_null", "table": "nullable_cursor", "mode": "chunked",
+     "chunk_column": "created_at"},
+    {"name": "view", "table": "recent_orders", "mode": "chunked"},
+    {"name": "query", "mode": "chunked", "chunk_column": "id",
+     "query": "SELECT id, name FROM customers"},
+]
+
+
+@pytest.mark.parametrize("db", DIALECTS)
+def test_chunk_planning_facts_from_the_catalog(
+        db: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    facts = collect(request.getfixturevalue(db), tmp_path, CHUNK_EXPORTS,
+                    range_probe_row_bound=BOUND)
+    assert {n: f.preflight_error for n, f in facts.items() if f.preflight_error} == {}
+    auto = facts["auto_pk"]
+    assert auto.table is not None and auto.table.integer_primary_key == "id"
+    assert auto.table.rows is not None and abs(auto.table.rows - ROWS) <= ROWS // 10
+    assert (auto.columns["id"].min, auto.columns["id"].max) == ("1", str(ROWS))
+    assert auto.columns["id"].integer is True and auto.columns["id"].keyset_key is True
+    assert auto.columns["id"].has_nulls is False
+    assert facts["by_time"].columns["updated_at"].integer is False
+    assert facts["by_time"].columns["updated_at"].keyset_key is False
+    assert facts["by_key"].columns["id"].keyset_key is True
+    assert facts["nullable"].columns["updated_at"].has_nulls is None  # nullable: not probed
+    assert facts["not_null"].columns["created_at"].has_nulls is False
+    view = facts["view"]
+    assert view.table is not None and view.table.integer_primary_key is None
+    assert "id" not in view.columns  # no key of its own: nothing auto-resolved, nothing run
+    assert facts["query"].table is None  # a query has no catalog facts
+    assert facts["query"].columns["id"].integer is None

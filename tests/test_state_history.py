@@ -233,3 +233,27 @@ def test_reading_history_stops_at_the_deadline(tmp_path: Path) -> None:
     # ...and with time enough, the same file is read.
     full = read_history(tmp_path / "rivet.yaml", NAMES, environ={}, timeout_s=30)
     assert full.problem is None and len(full.runs["failing"]) == 20
+
+
+def test_last_success_is_the_newest_success_among_the_25_newest_rows(tmp_path: Path) -> None:
+    state = tmp_path / STATE_FILE
+    conn = sqlite3.connect(state)
+    conn.execute(SCHEMA)
+    rows: list[tuple[str, str, int | None]] = []
+    for name, failed in (("x", 24), ("y", 23)):  # oldest first
+        rows.append((name, "success", 7 if name == "x" else 9))
+        rows += [(name, "failed", None)] * failed
+        rows.append((name, "running", None))  # counts towards rivet's 25, not the history
+    rows.append(("z", "SUCCESS", 5))  # not exactly `success`
+    conn.executemany("INSERT INTO export_metrics (export_name, status, total_rows, run_at) "
+                     "VALUES (?, ?, ?, '2026-01-01T00:00:00Z')", rows)
+    conn.commit()
+    conn.close()
+    history = read_history(tmp_path / "rivet.yaml", ["x", "y", "z"], environ={})
+    assert history.problem is None
+    assert "x" not in history.last_success  # the success is the 26th newest row
+    assert history.last_success["y"].total_rows == 9  # the 25th
+    assert history.last_success["y"].run_at == "2026-01-01T00:00:00Z"
+    assert "z" not in history.last_success
+    assert len(history.runs["y"]) == 20
+    assert all(r.status == "failed" for r in history.runs["y"])

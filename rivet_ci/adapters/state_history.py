@@ -3,8 +3,9 @@
 Where: `--state-url` (a postgres URL, a `sqlite:///` URL or a file path), else `RIVET_STATE_URL`
 when it starts with `postgres` (rivet ignores other values), else `.rivet_state.db` beside the
 config. What: the 20 newest `export_metrics` rows per export by `id` descending, leaving out
-`status = 'running'`, as :class:`~rivet_ci.core.history.RunRecord`s — one statement per state
-database for all exports (a `row_number()` window).
+`status = 'running'`, as :class:`~rivet_ci.core.history.RunRecord`s, and the newest `success`
+row among the 25 newest (rivet's measured-rows overlay) — one statement per state database for
+all exports (`row_number()` windows).
 
 Never writes: SQLite is opened with a `mode=ro` URI (or `immutable=1` for a WAL-mode file whose
 WAL is absent, so no `-wal`/`-shm` files appear next to it), Postgres in a READ ONLY transaction
@@ -42,6 +43,7 @@ from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import error_text
 from rivet_ci.adapters.preflight.safety import Redactor
+from rivet_ci.core.facts import MeasuredRun
 from rivet_ci.core.history import HISTORY_SAMPLE, RunRecord
 
 STATE_URL_ENV = "RIVET_STATE_URL"
@@ -50,6 +52,8 @@ TABLE = "export_metrics"
 _REQUIRED = ("id", "export_name", "status")
 _OPTIONAL = ("duration_ms", "retries", "run_at", "total_rows", "error_message")
 _MAX_ERROR_CHARS = 500
+# rivet's measured-rows overlay reads the newest `success` among this many newest rows.
+MEASURED_WINDOW = 25
 _MAX_INT = 2**63 - 1  # the history contract stores 64-bit integers
 
 
@@ -74,6 +78,8 @@ class StateHistory:
     location: str
     runs: dict[str, list[RunRecord]] = field(default_factory=dict)
     problem: str | None = None
+    # The newest `success` run among each export's 25 newest rows (with total_rows and run_at).
+    last_success: dict[str, MeasuredRun] = field(default_factory=dict)
 
 
 def locate_state(
@@ -130,11 +136,17 @@ def read_history_at(
     if rows is None:
         return StateHistory(location=where)
     runs: dict[str, list[RunRecord]] = {}
-    for row in rows:
+    per_export: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:  # newest first per export
+        per_export.setdefault(str(row["export_name"]), []).append(row)
+        if row["is_running"] or int(row["rn"]) > HISTORY_SAMPLE:
+            continue
         record = _record(row, redact)
         if record is not None:
             runs.setdefault(str(row["export_name"]), []).append(record)
-    return StateHistory(location=where, runs=runs)
+    last = {name: found for name, export_rows in per_export.items()
+            if (found := _last_success(export_rows)) is not None}
+    return StateHistory(location=where, runs=runs, last_success=last)
 
 
 class HistoryTimeoutError(Exception):
@@ -219,17 +231,40 @@ def _select(conn: sa.Connection, names: list[str]) -> list[dict[str, Any]] | Non
 
     export_name = table.c[present["export_name"]]
     status = table.c[present["status"]]
-    rank = sa.func.row_number().over(partition_by=export_name,
-                                     order_by=table.c[present["id"]].desc())
+    newest_first = table.c[present["id"]].desc()
+    running = sa.func.lower(sa.func.coalesce(status, "")) == "running"
+    # rn_all: position among all of the export's rows (rivet's measured-rows overlay looks at the
+    # 25 newest); rn_done: position among its finished rows (the history sample, 20 newest).
+    rn_all = sa.func.row_number().over(partition_by=export_name, order_by=newest_first)
+    rn_done = sa.func.row_number().over(partition_by=(export_name, running),
+                                        order_by=newest_first)
     ranked = (
-        sa.select(*(col(c) for c in ("export_name", "status", *_OPTIONAL)), rank.label("rn"))
-        .where(export_name.in_(names),
-               sa.func.lower(sa.func.coalesce(status, "")) != "running")
+        sa.select(*(col(c) for c in ("export_name", "status", *_OPTIONAL)),
+                  running.label("is_running"), rn_all.label("rn_all"),
+                  rn_done.label("rn"))
+        .where(export_name.in_(names))
         .subquery("ranked")
     )
-    stmt = (sa.select(ranked).where(ranked.c.rn <= HISTORY_SAMPLE)
-            .order_by(ranked.c.export_name, ranked.c.rn))
+    stmt = (sa.select(ranked)
+            .where(sa.or_(ranked.c.rn_all <= MEASURED_WINDOW,
+                          sa.and_(sa.not_(ranked.c.is_running), ranked.c.rn <= HISTORY_SAMPLE)))
+            .order_by(ranked.c.export_name, ranked.c.rn_all))
     return [dict(row) for row in conn.execute(stmt).mappings()]
+
+
+def _last_success(rows: list[Mapping[str, Any]]) -> MeasuredRun | None:
+    """The newest run with status exactly `success` among the export's 25 newest rows, if it
+    has a total_rows and a run_at (rivet's measured-rows overlay)."""
+    for row in rows:
+        if int(row["rn_all"]) > MEASURED_WINDOW:
+            break
+        if row.get("status") == "success":
+            total = _non_negative(row.get("total_rows"))
+            run_at = row.get("run_at")
+            if total is None or run_at is None:
+                return None
+            return MeasuredRun(total_rows=total, run_at=str(run_at))
+    return None
 
 
 def _record(row: Mapping[str, Any], redact: Redactor) -> RunRecord | None:

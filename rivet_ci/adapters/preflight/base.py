@@ -96,6 +96,15 @@ class RelationInfo:
     columns: frozenset[str] | None
     leading_index_columns: frozenset[str] = field(default_factory=frozenset)
     base_table: bool = True
+    # What rivet's chunk planning checks (rivet-plan.md §4.2): integer-family columns, NOT NULL
+    # columns, single-column NOT NULL unique/primary keys of a type the keyset cursor reads
+    # (integer, float, string, timestamp, date, uuid — not decimal), the single-integer primary
+    # key, and (MySQL) the first such unique key.
+    integer_columns: frozenset[str] = field(default_factory=frozenset)
+    not_null_columns: frozenset[str] = field(default_factory=frozenset)
+    keyset_columns: frozenset[str] = field(default_factory=frozenset)
+    integer_primary_key: str | None = None
+    unique_key: str | None = None
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,14 @@ from rivet_ci.adapters.preflight.source_url import (
 from rivet_ci.adapters.state_history import StateLocation, locate_state, read_history_at
 from rivet_ci.core.config import ExportConfig
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.facts import FACTS_FORMAT, ColumnFacts, ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.facts import (
+    FACTS_FORMAT,
+    ColumnFacts,
+    ConfigFacts,
+    ExportFacts,
+    FactsFile,
+    TableFacts,
+)
 
 __all__ = ["PreflightOptions", "ProgressCallback", "collect_facts"]
 
@@ -176,10 +183,13 @@ def collect_facts(
     # Every range column wanted per table of a source, over all configs (base and head): each
     # table's min/max is probed once, for all of them.
     wanted: dict[str, dict[Rel, set[str]]] = {}
+    auto_key: dict[str, set[Rel]] = {}
     for job in jobs:
         if job.source is not None and job.range_column and isinstance(job.target, TableTarget):
             wanted.setdefault(job.source.key, {}).setdefault(
                 job.target.rel, set()).add(job.range_column)
+        if job.source is not None and job.auto_key and isinstance(job.target, TableTarget):
+            auto_key.setdefault(job.source.key, set()).add(job.target.rel)
     every_pool: list[_SourcePool] = []
     pools = {key: _SourcePool(options.max_connections_per_group, every_pool) for key in engines}
     runs: list[_Lane] = []
@@ -194,7 +204,8 @@ def collect_facts(
         runs.append(_Lane(
             lane_jobs, src, DRIVERS[src.dialect], engines[src.key], pools[src.key], options,
             redact, tracker,
-            {rel: frozenset(cols) for rel, cols in wanted.get(src.key, {}).items()}))
+            {rel: frozenset(cols) for rel, cols in wanted.get(src.key, {}).items()},
+            frozenset(auto_key.get(src.key, ()))))
 
     memo = _Memo()
     limits = _Limits(options.max_connections_per_group)
@@ -239,6 +250,11 @@ class _Job:
     target: Target | None = None
     range_column: str | None = None  # name in SQL (folded as the dialect folds it)
     fallback_column: str | None = None
+    # A chunked `table:` export with no chunk_column/chunk_by_key: rivet chunks it on the
+    # table's single-integer primary key, so that key's range is observed too.
+    auto_key: bool = False
+    # A chunked `table:` export: the table's catalog facts (size, keys) are looked up.
+    wants_table: bool = False
 
     @property
     def key(self) -> tuple[int, str]:
@@ -272,6 +288,9 @@ def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | N
         if export.cursor_fallback_column:
             job.fallback_column = fold(check_column_name(export.cursor_fallback_column,
                                                          "cursor_fallback_column"))
+        if export.table is not None and export.mode == "chunked":
+            job.wants_table = True
+            job.auto_key = export.chunk_column is None and export.chunk_by_key is None
     except UnsafeQueryError as exc:
         job.error = f"refused: {exc}"
     except _QueryFileError as exc:
@@ -455,6 +474,8 @@ class _Lane:
     # Range columns wanted per table of this source, over ALL lanes (base and head): one min/max
     # statement per table answers every export over it.
     wanted: Mapping[Rel, frozenset[str]]
+    # Tables with a chunked export that chunks on the table's integer primary key.
+    auto_key_tables: frozenset[Rel]
     held: _Held = field(default_factory=_Held)
     down: str | None = None
     resets: int = 0
@@ -545,7 +566,7 @@ class _Lane:
             key: _explain_probe(target) for key, target in targets.items()})
         rels: list[Rel] = []
         for job in self.jobs:
-            if not (job.range_column or job.fallback_column):
+            if not (job.range_column or job.fallback_column or job.wants_table):
                 continue  # nothing to look up: no statement spent
             plan = plans[job.target_key].value
             if isinstance(job.target, TableTarget):
@@ -574,14 +595,19 @@ class _Lane:
         if job.fallback_column and export.cursor_fallback_column:
             columns[export.cursor_fallback_column] = ColumnFacts(
                 indexed=self._indexed(job, plan, rel_infos, job.fallback_column))
-        if job.range_column and export.range_column:
-            column = job.range_column
+        target = job.target
+        info = rel_infos.get(target.rel) if isinstance(target, TableTarget) else None
+        # A chunked `table:` export without chunk_column/chunk_by_key chunks on the table's
+        # single-integer primary key (rivet-plan.md §4.2): its range is observed like any other.
+        column, shown = job.range_column, export.range_column
+        if column is None and job.auto_key and info is not None and info.integer_primary_key:
+            column = shown = info.integer_primary_key
+        if column and shown:
             missing = self._missing_column(job, rel_infos, column)
             if missing:
                 return ExportFacts(preflight_error=missing)
             indexed = self._indexed(job, plan, rel_infos, column)
             low = high = None
-            target = job.target
             if isinstance(target, TableTarget):
                 skip = self._table_skip(target.rel, column, plan, rel_infos)
             else:
@@ -594,20 +620,38 @@ class _Lane:
                 elif isinstance(probed.error, ProbeTimeoutError):
                     skip = f"min/max probe {probed.error}"
                 elif probed.error is not None:
-                    return self._error_facts(job, f"min/max of {export.range_column}",
-                                             probed.error)
+                    return self._error_facts(job, f"min/max of {shown}", probed.error)
                 elif probed.value is not None:
                     low, high = probed.value
                     if low is None and high is None:
-                        notes.append(f"{export.range_column} has no non-null value (or its "
-                                     f"values are longer than {MAX_VALUE_CHARS} characters)")
-            columns[export.range_column] = ColumnFacts(indexed=indexed, min=low, max=high,
-                                                       range_skipped=skip)
+                        notes.append(f"{shown} has no non-null value (or its values are longer "
+                                     f"than {MAX_VALUE_CHARS} characters)")
+            columns[shown] = ColumnFacts(
+                indexed=indexed, min=low, max=high, range_skipped=skip,
+                **self._column_kind(info, column))
+        table = None
+        if info is not None:
+            table = TableFacts(
+                rows=info.rows, integer_primary_key=info.integer_primary_key,
+                unique_key=info.unique_key if self.source.dialect == "mysql" else None)
         return ExportFacts(
             row_estimate=plan.row_estimate, avg_row_bytes=plan.avg_row_bytes,
             plan_uses_index=plan.uses_index, max_connections=self.max_connections,
-            columns=columns, notes=notes,
+            columns=columns, notes=notes, table=table,
         )
+
+    def _column_kind(self, info: RelationInfo | None, column: str) -> dict[str, bool | None]:
+        """What chunk planning checks about a column of the table (unknown for a query)."""
+        if info is None or not info.columns:
+            return {}
+
+        def member(names: frozenset[str]) -> bool:
+            return any(self._same(column, name) for name in names)
+
+        return {"integer": member(info.integer_columns),
+                "keyset_key": member(info.keyset_columns),
+                # NOT NULL: no NULL can exist; a nullable column is not probed for one.
+                "has_nulls": False if member(info.not_null_columns) else None}
 
     def _same(self, a: str, b: str) -> bool:
         # Names are folded already; PostgreSQL compares exactly, the others ignore case.
@@ -689,8 +733,11 @@ class _Lane:
                        infos: Mapping[Rel, RelationInfo]) -> dict[str, _Outcome[MinMax]]:
         """min/max of every wanted, cheap column of the table: one statement per table for all
         exports of the collection (per column only when the statement for all of them fails)."""
-        columns = sorted(c for c in self.wanted.get(rel, ())
-                         if self._table_skip(rel, c, plan, infos) is None)
+        wanted = set(self.wanted.get(rel, ()))
+        info = infos.get(rel)
+        if rel in self.auto_key_tables and info is not None and info.integer_primary_key:
+            wanted.add(info.integer_primary_key)
+        columns = sorted(c for c in wanted if self._table_skip(rel, c, plan, infos) is None)
         if not columns:
             return {}
 
@@ -784,6 +831,8 @@ def _with_history(
                 update: dict[str, Any] = {}
                 if export.name in history.runs:
                     update["history"] = history.runs[export.name]
+                if export.name in history.last_success:
+                    update["last_success"] = history.last_success[export.name]
                 if history.problem:
                     update["notes"] = [*out[key].notes, history.problem]
                 if update:

@@ -60,10 +60,17 @@ _IS = "information_schema"
 _TABLES = sa.table("TABLES", sa.column("table_schema"), sa.column("table_name"),
                    sa.column("table_rows"), sa.column("table_type"), schema=_IS)
 _COLUMNS = sa.table("COLUMNS", sa.column("table_schema"), sa.column("table_name"),
-                    sa.column("column_name"), schema=_IS)
+                    sa.column("column_name"), sa.column("data_type"), sa.column("is_nullable"),
+                    schema=_IS)
 _STATISTICS = sa.table("STATISTICS", sa.column("table_schema"), sa.column("table_name"),
                        sa.column("column_name"), sa.column("seq_in_index"),
-                       sa.column("index_type"), sa.column("sub_part"), schema=_IS)
+                       sa.column("index_type"), sa.column("sub_part"), sa.column("non_unique"),
+                       sa.column("index_name"), schema=_IS)
+_INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "integer", "bigint"})
+# Types rivet's keyset cursor reads (integer / float / string / timestamp / date / uuid).
+_KEYSET_TYPES = _INTEGER_TYPES | frozenset({
+    "float", "double", "real", "char", "varchar", "tinytext", "text", "mediumtext", "longtext",
+    "timestamp", "datetime", "date", "uuid"})
 
 
 def fold_identifier(name: str) -> str:
@@ -167,34 +174,68 @@ class MySQLSession(RecyclingSession):
             return sa.or_(*(sa.and_(table.c.table_schema == schema, table.c.table_name == name)
                             for schema, name in sorted(asked)))
 
-        # Tables, columns and leading btree index columns in ONE statement.
+        # Tables, columns and their types, leading btree index columns and the parts of unique
+        # indexes, in ONE statement.
         t, c, s = _TABLES.c, _COLUMNS.c, _STATISTICS.c
         text = sa.String()
+
+        def as_text(value: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+            return sa.cast(value, text)
+
         union = sa.union_all(
-            sa.select(sa.literal("T", text), t.table_schema, t.table_name,
-                      sa.cast(t.table_rows, sa.String), t.table_type).where(where(_TABLES)),
+            sa.select(sa.literal("T", text), t.table_schema, t.table_name, sa.null(),
+                      as_text(t.table_rows), t.table_type, sa.null()).where(where(_TABLES)),
             sa.select(sa.literal("C", text), c.table_schema, c.table_name, c.column_name,
-                      sa.null()).where(where(_COLUMNS)),
+                      c.data_type, c.is_nullable, sa.null()).where(where(_COLUMNS)),
             sa.select(sa.literal("I", text), s.table_schema, s.table_name, s.column_name,
-                      sa.null()).where(where(_STATISTICS), s.seq_in_index == 1,
-                                       s.index_type == "BTREE", s.sub_part.is_(None)),
+                      sa.null(), sa.null(), sa.null()).where(
+                where(_STATISTICS), s.seq_in_index == 1, s.index_type == "BTREE",
+                s.sub_part.is_(None)),
+            sa.select(sa.literal("U", text), s.table_schema, s.table_name, s.column_name,
+                      s.index_name, as_text(s.seq_in_index), as_text(s.sub_part)).where(
+                where(_STATISTICS), s.non_unique == 0),
         )
         rows = self._run(lambda conn: conn.execute(union).all())
-        tables = [(r[1], r[2], r[3], r[4]) for r in rows if r[0] == "T"]
+        tables = [(r[1], r[2], r[4], r[5]) for r in rows if r[0] == "T"]
         cols: dict[tuple[str, str], set[str]] = {}
+        types: dict[tuple[str, str], dict[str, str]] = {}
+        not_null: dict[tuple[str, str], set[str]] = {}
         lead: dict[tuple[str, str], set[str]] = {}
-        for kind, schema, name, column, _ in rows:
+        unique_parts: dict[tuple[str, str], dict[str, list[tuple[str, bool]]]] = {}
+        for kind, schema, name, column, a, b, c_ in rows:
+            key = (schema.lower(), name.lower())
             if kind == "C":
-                cols.setdefault((schema.lower(), name.lower()), set()).add(column)
+                cols.setdefault(key, set()).add(column)
+                types.setdefault(key, {})[column] = str(a or "").lower()
+                if b == "NO":
+                    not_null.setdefault(key, set()).add(column)
             elif kind == "I" and column is not None:  # an expression index has no column
-                lead.setdefault((schema.lower(), name.lower()), set()).add(column)
+                lead.setdefault(key, set()).add(column)
+            elif kind == "U":
+                unique_parts.setdefault(key, {}).setdefault(str(a), []).append(
+                    (column, column is not None and c_ is None))
         out: dict[Rel, RelationInfo] = {}
         for schema, name, table_rows, table_type in tables:
             key = (schema.lower(), name.lower())
             size = int(table_rows) if table_rows is not None and table_type != "VIEW" else None
-            info = RelationInfo(rows=size, columns=frozenset(cols.get(key, ())),
-                                leading_index_columns=frozenset(lead.get(key, ())),
-                                base_table=table_type in ("BASE TABLE", "SYSTEM VERSIONED"))
+            kinds = types.get(key, {})
+            required = not_null.get(key, set())
+            # Single-column unique keys on a whole NOT NULL column, PRIMARY first.
+            keys = [parts[0][0] for index, parts in sorted(
+                unique_parts.get(key, {}).items(), key=lambda kv: (kv[0] != "PRIMARY", kv[0]))
+                if len(parts) == 1 and parts[0][1] and parts[0][0] in required]
+            keyset = [k for k in keys if kinds.get(k) in _KEYSET_TYPES]
+            primary = unique_parts.get(key, {}).get("PRIMARY", [])
+            pk = primary[0][0] if len(primary) == 1 and primary[0][1] else None
+            info = RelationInfo(
+                rows=size, columns=frozenset(cols.get(key, ())),
+                leading_index_columns=frozenset(lead.get(key, ())),
+                base_table=table_type in ("BASE TABLE", "SYSTEM VERSIONED"),
+                integer_columns=frozenset(k for k, v in kinds.items() if v in _INTEGER_TYPES),
+                not_null_columns=frozenset(required), keyset_columns=frozenset(keyset),
+                integer_primary_key=pk if pk is not None and kinds.get(pk) in _INTEGER_TYPES
+                else None,
+                unique_key=keyset[0] if keyset else None)
             for rel in wanted.get(key, ()):
                 out[rel] = info
         return out

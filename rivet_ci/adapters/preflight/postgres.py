@@ -54,9 +54,11 @@ _FUNCTION_NODES = frozenset({"Function Scan", "Table Function Scan"})
 _BEGIN = ("{end}BEGIN READ ONLY; SELECT set_config('statement_timeout', '{timeout}ms', true),"
           " set_config('idle_in_transaction_session_timeout', '{idle}ms', true),"
           " current_setting('max_connections')")
-# Size, columns and leading columns of valid, non-partial btree indexes of many relations at
-# once. Relations are passed as regclass text (to_regclass resolves search_path and returns
-# NULL for a missing one instead of failing).
+# Size, kind, columns and leading columns of valid, non-partial btree indexes of many relations
+# at once, plus what chunk planning checks: integer and NOT NULL columns, single-column NOT NULL
+# unique keys of a type rivet's keyset cursor reads, and the single-integer primary key.
+# Relations are passed as regclass text (to_regclass resolves search_path and returns NULL for a
+# missing one instead of failing).
 _RELATIONS = sa.text(
     """
     SELECT r.ord, c.reltuples::float8, c.relkind::text,
@@ -68,7 +70,26 @@ _RELATIONS = sa.text(
             JOIN pg_am am ON am.oid = ic.relam
             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
             WHERE i.indrelid = c.oid AND i.indisvalid AND i.indpred IS NULL
-              AND am.amname = 'btree')
+              AND am.amname = 'btree'),
+      ARRAY(SELECT a.attname::text FROM pg_attribute a
+            WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+              AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)),
+      ARRAY(SELECT a.attname::text FROM pg_attribute a
+            WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attnotnull),
+      ARRAY(SELECT a.attname::text
+            FROM pg_index i
+            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+            WHERE i.indrelid = c.oid AND i.indisunique AND i.indnkeyatts = 1 AND i.indisvalid
+              AND i.indpred IS NULL AND i.indexprs IS NULL AND a.attnotnull
+              AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype,
+                  'float4'::regtype, 'float8'::regtype, 'text'::regtype, 'varchar'::regtype,
+                  'bpchar'::regtype, 'timestamp'::regtype, 'timestamptz'::regtype,
+                  'date'::regtype, 'uuid'::regtype)),
+      (SELECT a.attname::text
+       FROM pg_index i
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+       WHERE i.indrelid = c.oid AND i.indisprimary AND i.indnkeyatts = 1
+         AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype))
     FROM unnest(CAST(:names AS text[])) WITH ORDINALITY AS r(name, ord)
     JOIN pg_class c ON c.oid = to_regclass(r.name)
     """
@@ -159,13 +180,15 @@ class PostgresSession(RecyclingSession):
         names = [_regclass_text(rel) for rel in rels]
         rows = self._run(lambda c: c.execute(_RELATIONS, {"names": names}).all())
         out: dict[Rel, RelationInfo] = {}
-        for ord_, reltuples, relkind, columns, leading in rows:
+        for ord_, reltuples, relkind, columns, leading, integers, not_null, keyset, pk in rows:
             # reltuples is -1 until the first ANALYZE/VACUUM (PG >= 14); views have no size.
             size = int(reltuples) if reltuples is not None and reltuples >= 0 and relkind in (
                 "r", "p", "m") else None
             out[rels[int(ord_) - 1]] = RelationInfo(
                 rows=size, columns=frozenset(columns), leading_index_columns=frozenset(leading),
-                base_table=relkind in ("r", "p", "m"))
+                base_table=relkind in ("r", "p", "m"), integer_columns=frozenset(integers),
+                not_null_columns=frozenset(not_null), keyset_columns=frozenset(keyset),
+                integer_primary_key=pk)
         return out
 
     def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:

@@ -177,19 +177,42 @@ class SQLiteSession:
         if kind is None:
             return None
         table_info = self._run(lambda c: c.exec_driver_sql(
-            "SELECT name, upper(type), pk FROM pragma_table_info(?, ?)", (name, schema)).all())
+            "SELECT name, upper(type), pk, \"notnull\" FROM pragma_table_info(?, ?)",
+            (name, schema)).all())
         leading = {str(r[0]) for r in self._run(lambda c: c.exec_driver_sql(
             "SELECT ii.name FROM pragma_index_list(?, ?) AS il "
             "JOIN pragma_index_info(il.name, ?) AS ii "
             "WHERE ii.seqno = 0 AND il.partial = 0 AND ii.name IS NOT NULL",
             (name, schema, schema)).all())}
+        # Single-column, non-partial unique indexes (a PRIMARY KEY's included), in index order.
+        unique = [str(r[0]) for r in self._run(lambda c: c.exec_driver_sql(
+            "SELECT min(ii.name) FROM pragma_index_list(?, ?) AS il "
+            "JOIN pragma_index_info(il.name, ?) AS ii "
+            "WHERE il.\"unique\" = 1 AND il.partial = 0 GROUP BY il.name, il.seq "
+            "HAVING count(*) = 1 AND min(ii.name) IS NOT NULL ORDER BY il.seq",
+            (name, schema, schema)).all())]
+        types = {str(r[0]): str(r[1] or "") for r in table_info}
+        # SQLite's affinity rule: a declared type containing INT is an integer column.
+        integers = {col for col, kind in types.items() if "INT" in kind}
         pk = [r for r in table_info if r[2]]
+        not_null = {str(r[0]) for r in table_info if r[3]}
+        integer_pk: str | None = None
         if len(pk) == 1 and pk[0][1] == "INTEGER":
-            leading.add(str(pk[0][0]))  # the rowid alias: the table's own b-tree key
+            integer_pk = str(pk[0][0])
+            leading.add(integer_pk)  # the rowid alias: the table's own b-tree key
+            unique.insert(0, integer_pk)
+            not_null.add(integer_pk)  # a rowid is never NULL
+        elif len(pk) == 1 and "INT" in str(pk[0][1]):
+            integer_pk = str(pk[0][0])
+        readable = ("INT", "CHAR", "CLOB", "TEXT", "REAL", "FLOA", "DOUB", "DATE", "TIME", "UUID")
+        keyset = [col for col in dict.fromkeys(unique) if col in not_null
+                  and any(word in types.get(col, "") for word in readable)]
         return RelationInfo(rows=self._rows(schema, name) if kind == "table" else None,
                             columns=frozenset(str(r[0]) for r in table_info),
                             leading_index_columns=frozenset(leading),
-                            base_table=kind == "table")
+                            base_table=kind == "table", integer_columns=frozenset(integers),
+                            not_null_columns=frozenset(not_null),
+                            keyset_columns=frozenset(keyset), integer_primary_key=integer_pk)
 
     def _rows(self, schema: str, name: str) -> int | None:
         q_schema = quoted(self._conn, schema)
