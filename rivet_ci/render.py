@@ -271,6 +271,7 @@ RENDER_DEADLINE_S = 10.0  # per rendering of the comment, the built-in template 
 MAX_RENDER_CHARS = 8 * STEP_SUMMARY_LIMIT  # a template producing more is stopped
 MAX_TEMPLATE_BYTES = 1024 * 1024
 MAX_SEQUENCE = 1_000_000  # longest string/list `*` may build, largest number a filter takes
+_HUGE_WIDTH = re.compile(r"\d{7,}")
 
 
 class TemplateLimitError(UsageError):
@@ -289,8 +290,8 @@ class _NoSymlinkLoader(jinja2.BaseLoader):
         path = self.root.joinpath(*pieces)
         try:
             data = read_nofollow(path, self.root, limit=MAX_TEMPLATE_BYTES)
-        except UntrustedPathError as exc:
-            raise jinja2.TemplateNotFound(f"{template} ({exc})") from None
+        except UntrustedPathError as exc:  # not "not found": no other loader may stand in
+            raise jinja2.TemplateError(f"template {template!r}: {exc}") from None
         except OSError:
             raise jinja2.TemplateNotFound(template) from None
         return data.decode("utf-8", "replace"), str(path), lambda: True
@@ -321,16 +322,30 @@ class _BoundedSandbox(jinja2.sandbox.SandboxedEnvironment):
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any,  # noqa: N805
              *args: Any, **kwargs: Any) -> Any:
-        if any(_too_big(a) for a in (*args, *kwargs.values())):
-            raise SecurityError(f"a number over {MAX_SEQUENCE:,} passed to a call")
+        # range() and the methods of strings and lists that size their result by an argument
+        # (`ljust`, `center`, `zfill`, `format` widths...).
+        # (the sandbox hands out `str.format` wrapped: the string is on the wrapped method)
+        owner = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)
+        if __obj is range or isinstance(owner, str | bytes | list):
+            if any(_too_big(a) for a in (*args, *kwargs.values())):
+                raise SecurityError(f"a number over {MAX_SEQUENCE:,} passed to a call")
+            if isinstance(owner, str) and _HUGE_WIDTH.search(owner):
+                raise SecurityError("a format width over 6 digits")
         return super().call(__context, __obj, *args, **kwargs)
 
-    def call_filter(self, name: str, value: Any, args: Any = None,  # noqa: PLR0917 (Jinja's)
-                    kwargs: Any = None, context: Any = None, eval_ctx: Any = None) -> Any:
-        if any(_too_big(a) for a in (*(args or ()), *(kwargs or {}).values())):
-            raise SecurityError(
-                f"filter {name!r}: a number over {MAX_SEQUENCE:,}")
-        return super().call_filter(name, value, args, kwargs, context, eval_ctx)
+
+
+def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` refusing numeric arguments over MAX_SEQUENCE (`center(10**9)` and friends)."""
+    first = 2 if getattr(function, "jinja_pass_arg", None) is not None else 1  # after the value
+
+    @functools.wraps(function)  # keeps Jinja's pass_context/pass_environment markers
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        if any(_too_big(a) for a in (*args[first:], *kwargs.values())):
+            raise SecurityError(f"filter {name!r}: a number over {MAX_SEQUENCE:,}")
+        return function(*args, **kwargs)
+
+    return bounded
 
 
 class _TimeoutError(Exception):
@@ -383,6 +398,8 @@ def template_environment(user_dir: Path | None = None, *,
         loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
         autoescape=False, keep_trailing_newline=True, finalize=finalize,
     )
+    if user:  # Jinja's own filters bounded; ours (FILTERS) take view data and build no sizes
+        env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}
     env.filters.update(FILTERS)
     return env
 
@@ -412,8 +429,8 @@ def render_comment(view: CommentView, env: jinja2.Environment,
     except RecursionError:
         raise TemplateLimitError("the comment template recurses too deeply (a macro calling "
                                  "itself without end?)") from None
-    except MemoryError:
-        raise TemplateLimitError("the comment template ran out of memory") from None
+    except (MemoryError, OverflowError) as exc:  # the sandbox's range() cap raises the latter
+        raise TemplateLimitError(f"the comment template exceeded a limit: {exc}") from None
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"comment template {exc.filename or exc.name}:{exc.lineno}: "
                          f"{exc.message}") from None

@@ -6,14 +6,19 @@ ignores the developer's global and system git settings.
 
 from __future__ import annotations
 
+import html
 import io
+import json
 import os
+import re
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 
@@ -143,13 +148,54 @@ class Result:
     stderr: str
 
 
+# Secrets every CLI run of these tests has in its environment, with the characters escaping
+# changes: the suite-wide scan below checks that none of them leaves in any form.
+TEST_SECRETS: dict[str, str] = {
+    "RIVET_TEST_DB_PASSWORD": 's3cr3t-P@ss,w<o>rd&"q\\z|x',
+    "RIVET_TEST_DEPLOY_KEY": "dk_live_9Zy@x&<b>'quoted'",
+    "RIVET_TEST_WEBHOOK": "https://hooks.example/T0/B0/xyzSECRETxyz",
+}
+_TEST_SECRET_NAME = re.compile(r"TOKEN|PASSWORD|SECRET|KEY|WEBHOOK|_PAT$|PASS$", re.IGNORECASE)
+
+
+def secret_spellings(secret: str) -> set[str]:
+    """Every spelling of `secret` an output could carry: raw, HTML/entity-escaped, JSON-,
+    `repr`- and URL-escaped, Markdown-table-escaped (written independently of rivet_ci's own
+    redactor, so the scan does not trust what it checks)."""
+    forms = {secret, html.escape(secret), html.escape(secret, quote=False),
+             secret.replace("@", "&#64;"), html.escape(secret).replace("@", "&#64;"),
+             json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+             repr(secret)[1:-1], quote(secret, safe=""), quote(secret),
+             secret.replace("|", "\\|"), html.escape(secret, quote=False).replace("|", "\\|")}
+    return {f for f in forms if f}
+
+
+def assert_no_secrets(texts: Mapping[str, str], environ: Mapping[str, str]) -> None:
+    """No secret of `environ` (secret-looking names, the test secrets) in any of `texts`."""
+    secrets = {v for k, v in environ.items() if _TEST_SECRET_NAME.search(k) and len(v) >= 6}
+    for where, text in texts.items():
+        for secret in secrets:
+            for form in secret_spellings(secret):
+                assert form not in text, f"a secret ({form!r}) leaked into {where}"
+
+
 def run_cli(argv: list[str], *, cwd: Path, environ: Mapping[str, str] | None = None,
             now: datetime = NOW) -> Result:
+    """Run the CLI in-process; then scan every output it produced for secrets (suite-wide)."""
+    env = {**TEST_SECRETS, **(environ or {})}
+    started = time.time() - 1
     out, err = io.StringIO(), io.StringIO()
-    ctx = Context(stdout=out, stderr=err, environ=dict(environ or {}), cwd=cwd,
-                  now=lambda: now)
+    ctx = Context(stdout=out, stderr=err, environ=env, cwd=cwd, now=lambda: now)
     code = run(argv, ctx)
-    return Result(code, out.getvalue(), err.getvalue())
+    result = Result(code, out.getvalue(), err.getvalue())
+    texts = {"stdout": result.stdout, "stderr": result.stderr}
+    written = [Path(env[k]) for k in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY") if env.get(k)]
+    written += [p for p in cwd.rglob("*") if ".git" not in p.parts]
+    for path in written:
+        if path.is_file() and not path.is_symlink() and path.stat().st_mtime >= started:
+            texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    assert_no_secrets(texts, env)
+    return result
 
 
 def parse_outputs(text: str) -> dict[str, str]:

@@ -365,3 +365,53 @@ def test_the_workspace_git_tree_holds_the_symlinks_the_tests_commit(ws: Workspac
     os.symlink("/etc/hostname", ws.path / "link")
     ws.repo.commit("link", {})
     assert git(ws.path, "ls-tree", "HEAD", "link").startswith("120000")
+
+
+# -- template sandbox limits ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ("{% macro r(n) %}{{ r(n) }}{% endmacro %}{{ r(1) }}", "recurses too deeply"),
+    ("{{ 'x' * 100000000 }}", "would build a sequence"),
+    ("{{ [1] * 100000000 }}", "would build a sequence"),
+    ("{% for i in range(10 ** 9) %}{% endfor %}", "exceeded a limit"),
+    ("{{ 'x'.ljust(100000000) }}", "a number over"),
+    ("{{ '{:>100000000}'.format('x') }}", "format width"),
+    ("{{ 'x' | center(100000000) }}", "a number over"),
+    ("{{ 2 ** 100000 }}", "exponents up to 64"),
+    ("{% for i in range(90000) %}{% for j in range(90000) %}{% endfor %}{% endfor %}",
+     "did not finish"),
+])
+def test_a_template_that_burns_resources_is_stopped_with_a_clear_error(
+        gh: FakeGitHub, ws: Workspace, template: str, message: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("rivet_ci.render.RENDER_DEADLINE_S", 1.5)
+    on_base(ws, {"tpl/comment.md.j2": template})
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+    started = time.monotonic()
+    result, _ = run_action(gh, ws, head, template_dir="tpl")
+    assert result.code == 2, result.stderr  # a setup error, never a crash (3)
+    assert message in result.stderr
+    assert time.monotonic() - started < 30
+    assert (ws.path / "plan.json").is_file()  # the plan was written before rendering
+
+
+@pytest.mark.parametrize("target", ["/proc/self/environ", "/"])
+def test_the_workflows_own_template_dir_refuses_symlinks_and_escapes(
+        gh: FakeGitHub, ws: Workspace, target: str) -> None:
+    head = add_order_items(ws)
+    tpl = ws.path / ".rivet-ci-templates"  # untracked: the workflow's own directory
+    tpl.mkdir()
+    (tpl / "leak").symlink_to(target)
+    (tpl / "comment.md.j2").write_text("{% include 'leak' %}{% include '../facts.yaml' %}")
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, template_dir=".rivet-ci-templates",
+                           env={"DB_PASSWORD": DB_PASSWORD})
+    assert result.code == 2
+    assert "leak" in result.stderr and "symbolic link" in result.stderr
+    assert "PATH=" not in result.stdout + result.stderr
+    (tpl / "comment.md.j2").write_text("{% include '../facts.yaml' %}")
+    escaped, _ = run_action(gh, ws, head, template_dir=".rivet-ci-templates", minutes=1)
+    assert escaped.code == 2 and "facts.yaml" in escaped.stderr
+    assert gh.comments(REPO, PR) == []
