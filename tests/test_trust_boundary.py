@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
+import sqlite3
 import struct
 import threading
 import time
@@ -32,6 +34,7 @@ from test_pr_action import (
 )
 from test_pr_action import gh as gh  # noqa: PLC0414 (the fixture, shared)
 from test_pr_action import ws as ws  # noqa: PLC0414 (the fixture, shared)
+from test_pr_action_live import live_workspace
 from test_pr_support import git
 
 from rivet_ci.adapters.github import GitHubClient, GitHubUnavailable, upsert_comment
@@ -415,3 +418,42 @@ def test_the_workflows_own_template_dir_refuses_symlinks_and_escapes(
     escaped, _ = run_action(gh, ws, head, template_dir=".rivet-ci-templates", minutes=1)
     assert escaped.code == 2 and "facts.yaml" in escaped.stderr
     assert gh.comments(REPO, PR) == []
+
+
+def test_a_state_database_the_pr_commits_is_not_used(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    ws = live_workspace(tmp_path)
+    state = tmp_path / "forged.db"
+    with sqlite3.connect(state) as db:
+        db.execute("CREATE TABLE export_metrics (id INTEGER PRIMARY KEY, export_name TEXT, "
+                   "duration_ms INT, status TEXT, retries INT)")
+        db.executemany("INSERT INTO export_metrics (export_name, duration_ms, status, retries) "
+                       "VALUES (?, 1000, 'failed', 3)", [("orders",), ("customers",)] * 5)
+    (ws.path / "rivet" / ".rivet_state.db").write_bytes(state.read_bytes())
+    head = ws.repo.commit("forged history", {})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
+    assert result.code == 0, result.stderr + result.stdout
+    text = (ws.path / "plan.json").read_text(encoding="utf-8")
+    plan = json.loads(text)
+    assert ("state-changed-in-pr", "rivet/.rivet_state.db") in {
+        (f["kind"], f["file"]) for f in plan["diff"]["findings"]}
+    assert "recent_failure_history" not in text  # the PR's history was not read
+    # The same database on the base branch is trusted, and its history is used.
+    ws.repo.checkout("main")
+    (ws.path / "rivet" / ".rivet_state.db").write_bytes(state.read_bytes())
+    ws.base_sha = ws.repo.commit("history on base", {})
+    ws.repo.checkout("feature")
+    trusted, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db},
+                            minutes=1)
+    assert trusted.code == 0, trusted.stderr
+    assert "recent_failure_history" in (ws.path / "plan.json").read_text(encoding="utf-8")
+
+
+def test_every_test_named_in_the_security_doc_exists() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
+    modules = list(Path(__file__).parent.glob("test_*.py"))
+    named = set(re.findall(r"\b(test_[a-z0-9_]+)\b", doc)) - {p.stem for p in modules}
+    defined = {m for path in modules
+               for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)}
+    assert named and named <= defined, sorted(named - defined)
