@@ -67,7 +67,8 @@ def diff(repo: Repo, *args: str) -> Result:
 
 
 def action(gh: FakeGitHub, repo: Repo, head: str, tmp_path: Path, *,
-           event: dict[str, Any] | None = None, **inputs: str) -> tuple[Result, dict[str, str]]:
+           event: dict[str, Any] | None = None, api_url: str | None = None,
+           **inputs: str) -> tuple[Result, dict[str, str]]:
     run_dir = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     run_dir.mkdir(parents=True)
     event_path = run_dir / "event.json"
@@ -80,7 +81,7 @@ def action(gh: FakeGitHub, repo: Repo, head: str, tmp_path: Path, *,
     environ = {
         "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event_path),
         "GITHUB_REPOSITORY": REPO, "GITHUB_WORKSPACE": str(repo.path),
-        "GITHUB_API_URL": gh.url, "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_API_URL": api_url or gh.url, "GITHUB_OUTPUT": str(outputs),
         "INPUT_GITHUB-TOKEN": TOKEN, "INPUT_COMMENT": "update",
     }
     environ.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
@@ -216,14 +217,12 @@ def test_bad_inputs_and_payload_are_reported_together(
         assert needle in result.stderr
 
 
-def test_a_client_with_a_bad_api_url_is_exit_2(tmp_path: Path) -> None:
-    comment = tmp_path / "comment.md"
-    comment.write_text("x", encoding="utf-8")
-    result = run_cli(["post", "--comment-file", str(comment), "--pr", "7"], cwd=tmp_path,
-                     environ={"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO,
-                              "GITHUB_API_URL": "http://[::1"})
+def test_a_client_with_a_bad_api_url_is_exit_2(
+        gh: FakeGitHub, repo: Repo, tmp_path: Path) -> None:
+    head = repo.commit("edit", {"rivet/a.yaml": GOOD + "# touched\n"})
+    result, _ = action(gh, repo, head, tmp_path / "runner", api_url="http://[::1")
     assert result.code == USAGE_ERROR, result.stderr
-    assert "bug" not in result.stderr
+    assert "invalid GitHub API URL" in result.stderr and "bug" not in result.stderr
 
 
 def test_ctrl_c_exits_130(repo: Repo) -> None:
