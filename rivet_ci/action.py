@@ -150,7 +150,9 @@ def _escape_property(text: str) -> str:
 
 # Kinds whose non-blocking `new` findings still deserve a warning on their line; the rest
 # (score movements, low confidence) are notices.
-WARNING_KINDS = frozenset({"config-error", "no-configs", "new-isolation", "new-warning"})
+WARNING_KINDS = frozenset({"config-error", "no-configs", "plan-refused", "new-isolation",
+                           "new-warning", "facts-changed-in-pr", "url-file-changed-in-pr",
+                           "state-changed-in-pr", "template-changed-in-pr"})
 
 
 def annotation(finding: Finding, level: str = "error") -> str:
