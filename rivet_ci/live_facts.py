@@ -64,7 +64,8 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
         return collect_facts(
             on_disk(configs, ctx), options=preflight_options(args),
             source_url_override=args.source_url, environ=ctx.environ, progress=bar,
-            repo_root=ctx.cwd, include_history=True, state_url=args.state_url)
+            repo_root=ctx.cwd, include_history=True, state_url=args.state_url,
+            redact=ctx.redact)  # credentials resolved here are masked in every output
     finally:
         bar.close()
 

@@ -162,3 +162,23 @@ def test_writes_replace_a_symlink_instead_of_following_it(tmp_path: Path) -> Non
     with pytest.raises(UsageError, match="symbolic link"):
         write_output(tmp_path / "ws" / "dir" / "x.json", "{}", Redactor(), root=tmp_path / "ws")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_credential_substituted_into_a_source_url_is_never_echoed(tmp_path: Path) -> None:
+    # `X` does not look secret by name, but its value became a connection password: from then
+    # on it is masked everywhere, even where a config also put it into a planning field.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "a.yaml").write_text(
+        "source:\n  type: postgres\n"
+        f"  url: postgresql://etl:${{X}}@127.0.0.1:{port}/orders\n"
+        "exports:\n  - name: orders\n    table: public.orders\n    mode: full\n"
+        "    source_group: grp-${X}\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(["plan", "a.yaml", "--live", "--format", "json", "--connect-timeout", "2"],
+                   Context(stdout=out, stderr=err, environ={"X": "Plain-Name-Pw-77"},
+                           cwd=tmp_path))
+    assert code in (0, 2), err.getvalue()
+    assert "grp-***" in out.getvalue()
+    assert "Plain-Name-Pw-77" not in out.getvalue() + err.getvalue()
