@@ -163,8 +163,9 @@ class Redactor:
         return spans
 
     def __call__(self, text: str) -> str:
-        if self._last is not None and self._last[0] is text:
-            return self._last[1]
+        last = self._last  # read once: preflight workers redact from several threads
+        if last is not None and last[0] is text:
+            return last[1]
         result = self._redact(text)
         self._last = (text, result)
         return result
