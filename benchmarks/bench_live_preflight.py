@@ -133,7 +133,8 @@ def exports() -> list[dict[str, Any]]:
     out.append({"name": "big_chunk", "table": "big", "mode": "chunked", "chunk_column": "id",
                 "chunk_size": 100_000})
     assert len(out) == 200 and len({e["name"] for e in out}) == 200
-    return out
+    # rivet requires these of every export; preflight does not read them.
+    return [{**e, "format": "parquet", "destination": {"type": "local"}} for e in out]
 
 
 def floor(specs: list[dict[str, Any]]) -> int:

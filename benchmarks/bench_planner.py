@@ -60,11 +60,16 @@ VARIANTS = (
     table: public.t_{n}
     mode: full
     format: parquet
+    destination:
+      type: local
 """,
     """  - name: incr_{n}
     table: public.t_{n}
     mode: incremental
     cursor_column: updated_at
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: coalesce_{n}
     query: SELECT id, updated_at, created_at FROM public.t_{n}
@@ -73,6 +78,9 @@ VARIANTS = (
     incremental_cursor_mode: coalesce
     cursor_fallback_column: created_at
     reconcile_required: true
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: chunked_{n}
     table: public.t_{n}
@@ -81,30 +89,45 @@ VARIANTS = (
     chunk_size: 100000
     chunk_checkpoint: true
     parallel: 4
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: dense_{n}
     query: SELECT ROW_NUMBER() OVER (ORDER BY id) AS rn, * FROM public.t_{n}
     mode: chunked
     chunk_column: rn
     chunk_dense: true
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: keyset_{n}
     table: public.t_{n}
     mode: chunked
     chunk_by_key: id
     chunk_size: 50000
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: bydays_{n}
     table: public.t_{n}
     mode: chunked
     chunk_column: created_at
     chunk_by_days: 7
+    format: parquet
+    destination:
+      type: local
 """,
     """  - name: window_{n}
     table: public.t_{n}
     mode: time_window
     time_column: viewed_at
     days_window: 3
+    format: parquet
+    destination:
+      type: local
 """,
 )
 

@@ -58,7 +58,8 @@ def export(file: int, n: int, *, changed: bool = False) -> dict[str, Any]:
         elif kind == 0:
             body = {"mode": "incremental", "cursor_column": "created_at"}
         group = {"source_group": "replica_hot"}
-    return {"name": name, "table": f"public.{name}", **body, **group}
+    return {"name": name, "table": f"public.{name}", **body, **group, "format": "parquet",
+            "destination": {"type": "local"}}
 
 
 def config_text(file: int, per_file: int, *, changed: bool = False) -> str:

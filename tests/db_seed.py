@@ -291,6 +291,15 @@ def seed_sqlite(path: Path, *, analyze: bool = True) -> str:
 # --- configs and collection --------------------------------------------------------------------
 
 
+# Keys rivet requires of every export that preflight does not read.
+EXPORT_DEFAULTS: dict[str, Any] = {"format": "parquet", "destination": {"type": "local"}}
+
+
+def with_required_keys(export: Mapping[str, Any]) -> dict[str, Any]:
+    """The export with rivet's required `format`/`destination` added when not given."""
+    return {**EXPORT_DEFAULTS, **export}
+
+
 def write_config(directory: Path, exports: Sequence[Mapping[str, Any]], *,
                  name: str = "rivet.yaml", source: Mapping[str, Any] | None = None,
                  environ: Mapping[str, str] | None = None) -> tuple[LoadedConfig, Path]:
@@ -298,7 +307,7 @@ def write_config(directory: Path, exports: Sequence[Mapping[str, Any]], *,
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
     document = {"source": dict(source or {"type": "postgres", "url_env": "SRC_URL"}),
-                "exports": [dict(e) for e in exports]}
+                "exports": [with_required_keys(e) for e in exports]}
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     loaded = load_config_text(str(path), path.read_text(encoding="utf-8"), environ or {})
     assert not loaded.has_errors, loaded.problems

@@ -32,9 +32,12 @@ PIPELINE_PATH = "pipelines/shop.yaml"
 PIPELINE = """\
 source: {type: postgres, url_env: SHOP_URL}
 exports:
-  - {name: orders, table: public.orders, mode: incremental, cursor_column: updated_at}
-  - {name: events, table: public.events, mode: chunked, chunk_column: id, chunk_checkpoint: true}
-  - {name: customers, table: public.customers}
+  - {format: csv, destination: {type: stdout},
+     name: orders, table: public.orders, mode: incremental, cursor_column: updated_at}
+  - {format: csv, destination: {type: stdout},
+     name: events, table: public.events, mode: chunked, chunk_column: id, chunk_checkpoint: true}
+  - {format: csv, destination: {type: stdout},
+     name: customers, table: public.customers}
 """
 
 
@@ -50,7 +53,8 @@ def assert_problems(actual: list[Problem] | tuple[Problem, ...], expected: list[
             match["file"], line, match["field"]), problem.render()
         assert problem.render().startswith(want["at"] + ": ")
         assert want["says"] in problem.message, problem.render()
-        assert problem.severity == "error"
+        assert problem.rule == want.get("rule", problem.rule), problem.render()
+        assert problem.severity == want.get("severity", "error")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["configs"]))
@@ -85,7 +89,8 @@ def test_unset_source_variable_still_plans_from_facts() -> None:
         2_000_000, "strong_monotonic")
     assert orders.recommendation.reason_kinds == ("large_table", "strong_cursor")
     assert customers.signals.row_estimate == 40_000
-    assert not plan.all_problems
+    # Unset variables depend on the environment: a note, never blocking.
+    assert [(p.rule, p.severity) for p in plan.all_problems] == [("R3", "note")]
     # The placeholder is left as written for live preflight to report, never half-substituted.
     assert loaded.source is not None and loaded.source.url is not None
     assert "${REPLICA_PASSWORD}" in loaded.source.url
@@ -93,7 +98,8 @@ def test_unset_source_variable_still_plans_from_facts() -> None:
 
 def test_set_variables_are_substituted_everywhere() -> None:
     text = ("source: {type: postgres, url: 'postgresql://r:${PW}@h/db'}\n"
-            "exports:\n  - {name: orders, table: '${SCHEMA}.orders', parallel: ${PAR}}\n")
+            "exports:\n  - {format: csv, destination: {type: stdout}, name: orders,\n"
+            "     table: '${SCHEMA}.orders', parallel: ${PAR}}\n")
     loaded = load_config_text("c.yaml", text, {"PW": "s3cret", "SCHEMA": "shop", "PAR": "4"})
     assert not loaded.problems and not loaded.unresolved_source_variables
     (export,) = loaded.exports

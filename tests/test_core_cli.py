@@ -25,9 +25,13 @@ exports:
     mode: incremental
     cursor_column: updated_at
     source_group: shop
+    format: parquet
+    destination: {type: local}
   - name: customers
     table: public.customers
     source_group: shop
+    format: parquet
+    destination: {type: local}
 """
 # exports[1] has an unknown mode; exports[0] and exports[2] are fine.
 BAD = """\
@@ -35,11 +39,17 @@ source: {type: postgres, url_env: SHOP_URL}
 exports:
   - name: refunds
     table: billing.refunds
+    format: parquet
+    destination: {type: local}
   - name: broken
     table: public.broken
     mode: streaming
+    format: parquet
+    destination: {type: local}
   - name: invoices
     table: billing.invoices
+    format: parquet
+    destination: {type: local}
 """
 FACTS = """\
 format: rivet-ci-facts/1
@@ -93,13 +103,13 @@ def test_bad_config_exits_2_but_still_prints_and_writes_the_plan(repo: Path) -> 
     result = plan(repo, "pipelines", "--facts", "facts.yaml", "--output", "out/plan.json")
     assert result.code == USAGE_ERROR
     assert error_lines(result.stderr) == [
-        "error: pipelines/bad.yaml:7: exports[1].mode: Input should be 'full', 'incremental', "
-        "'chunked', 'time_window' or 'cdc' (got 'streaming')"]
+        "error: pipelines/bad.yaml:9: exports[1].mode: unknown value `streaming`, expected one "
+        "of `full`, `incremental`, `chunked`, `time_window`, `cdc`"]
     # Pretty output: the valid exports of both files, then the problem.
     for name in ("refunds", "invoices", "orders", "customers"):
         assert f"Export     : {name}  " in result.stdout
     assert "broken" not in result.stdout.split("Problems   :")[0]
-    assert "  error: pipelines/bad.yaml:7: exports[1].mode:" in result.stdout
+    assert "  error: pipelines/bad.yaml:9: exports[1].mode:" in result.stdout
     assert result.stdout.endswith("Planned 4 export(s) in 2 config file(s); 1 error(s).\n")
     # The document is written all the same.
     document = json.loads((repo / "out" / "plan.json").read_text())
@@ -108,7 +118,7 @@ def test_bad_config_exits_2_but_still_prints_and_writes_the_plan(repo: Path) -> 
     # invoices (no facts) scores 52, refunds (1,130 rows, DEGRADED) 51.
     assert bad_config["campaign"]["ordered_exports"] == ["invoices", "refunds"]
     assert [(p["file"], p["line"], p["field"]) for p in document["problems"]] == [
-        ("pipelines/bad.yaml", 7, "exports[1].mode")]
+        ("pipelines/bad.yaml", 9, "exports[1].mode")]
     assert document["summary"] == {"configs": 2, "exports": 4, "errors": 1,
                                    "low_confidence": 1, "isolate_on_source": 0}
 

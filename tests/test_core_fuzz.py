@@ -98,12 +98,18 @@ def test_nearly_valid_exports_never_raise(exports: list[dict[str, Any]]) -> None
 PIPELINE = load_config_text("p.yaml", """\
 source: {type: postgres, url_env: X}
 exports:
-  - {name: a, table: t, mode: chunked, chunk_column: k}
-  - {name: b, table: t, mode: chunked, chunk_by_key: k, chunk_size: 7}
-  - {name: c, table: t, mode: chunked, chunk_column: k, chunk_by_days: 2}
-  - {name: d, table: t, mode: chunked, chunk_column: k, chunk_dense: true, parallel: 3}
-  - {name: e, table: t, mode: incremental, cursor_column: k}
-  - {name: f, table: t, mode: time_window, time_column: k, days_window: 1}
+  - {format: csv, destination: {type: stdout},
+     name: a, table: t, mode: chunked, chunk_column: k}
+  - {format: csv, destination: {type: stdout},
+     name: b, table: t, mode: chunked, chunk_by_key: k, chunk_size: 7}
+  - {format: csv, destination: {type: stdout},
+     name: c, table: t, mode: chunked, chunk_column: k, chunk_by_days: 2}
+  - {format: csv, destination: {type: stdout},
+     name: d, table: t, mode: chunked, chunk_column: k, chunk_dense: true, parallel: 3}
+  - {format: csv, destination: {type: stdout},
+     name: e, table: t, mode: incremental, cursor_column: k}
+  - {format: csv, destination: {type: stdout},
+     name: f, table: t, mode: time_window, time_column: k, days_window: 1}
 """, {})
 
 entry_st = st.fixed_dictionaries({}, optional={
@@ -155,13 +161,18 @@ def test_read_plan_raises_only_plan_read_errors(data: Any) -> None:
 def test_huge_values_are_problems_not_tracebacks() -> None:
     huge = "9" * 5000
     loaded = load_config_text("c.yaml", "source: {type: postgres, url: x}\nexports:\n"
-                              f"  - {{name: a, table: t, parallel: {huge}}}\n", {})
+                              f"  - {{name: a, table: t, parallel: {huge}, format: csv, "
+                              "destination: {type: local}}\n", {})
     (problem,) = loaded.problems
-    assert problem.message.startswith("invalid YAML value: ")
+    assert (problem.rule, problem.field) == ("T-range", "exports[0].parallel")
+    assert "is out of range: expected an integer from 0 to 18446744073709551615" in \
+        problem.message
     facts, problems = load_facts_text("f.json", '{"format": "rivet-ci-facts/1", "exports": '
                                       f'{{"a": {{"row_estimate": {huge}}}}}}}')
     assert facts is None and problems[0].message.startswith("invalid JSON: ")
-    export = ExportConfig(name="a", table="t", mode="chunked", chunk_column="k")
+    export = ExportConfig.model_validate({"name": "a", "table": "t", "mode": "chunked",
+                                          "chunk_column": "k", "format": "csv",
+                                          "destination": {"type": "local"}})
     # A key beyond 64 bits: rivet's range chunking refuses it (not a whole i64), no overflow.
     with pytest.raises(PlanRefusedError, match=r"max\(k\) = \"9{5000}\" is not a whole integer"):
         derive_signals(export, ExportFacts(row_estimate=10, columns={
@@ -172,10 +183,17 @@ def test_values_beyond_64_bits_are_problems_not_overflows() -> None:
     huge = 10**400
     loaded = load_config_text("c.yaml", "source: {type: postgres, url: x}\nexports:\n"
                               f"  - {{name: a, table: t, mode: chunked, chunk_column: k, "
-                              f"chunk_size: {huge}}}\n  - {{name: b, table: t}}\n", {})
+                              f"chunk_size: {huge}, format: csv, destination: {{type: local}}}}\n"
+                              "  - {name: b, table: t, format: csv, destination: {type: local}}\n",
+                              {})
     (problem,) = loaded.problems
     assert (problem.line, problem.field) == (3, "exports[0].chunk_size")
-    assert "less than or equal to 9223372036854775807" in problem.message
+    assert "expected an integer from 0 to 18446744073709551615" in problem.message
+    # One beyond u64 but within 128 bits is refused anywhere, even where a string is wanted.
+    loaded = load_config_text("c.yaml", "source: {type: postgres, url: x}\nexports:\n"
+                              f"  - {{name: a, table: t, target: {2**100}, format: csv, "
+                              "destination: {type: local}}\n", {})
+    assert [(p.rule, p.field) for p in loaded.problems] == [("P0-huge-int", "exports[0].target")]
     facts, problems = load_facts_text("f.yaml", "format: rivet-ci-facts/1\nexports:\n"
                                       f"  a: {{row_estimate: {huge}, columns: {{k: "
                                       "{min: '1', max: '2'}}}\n")

@@ -186,7 +186,8 @@ def config_and_facts(exports: list[dict[str, Any]]) -> tuple[str, dict[str, Any]
     entries: dict[str, Any] = {}
     for i, e in enumerate(exports):
         name = f"export_{i}"
-        lines += [f"  - name: {name}", f"    table: public.t{i}", f"    mode: {e['mode']}"]
+        lines += [f"  - name: {name}", f"    table: public.t{i}", f"    mode: {e['mode']}",
+                  "    format: parquet", "    destination: {type: local}"]
         lines += {"incremental": ["    cursor_column: k"],
                   "chunked": ["    chunk_column: k", "    chunk_size: 50000"],
                   "time_window": ["    time_column: k", "    days_window: 5"]}.get(

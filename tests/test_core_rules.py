@@ -29,8 +29,9 @@ import pytest
 import yaml
 
 from rivet_ci.core.campaign import build_campaign
-from rivet_ci.core.config import ExportConfig, SourceConfig, export_rule_problems
+from rivet_ci.core.config import ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import LoadedConfig
+from rivet_ci.core.config_rules import export_findings
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.history import RunRecord, summarize_history
 from rivet_ci.core.planner import plan_config
@@ -60,7 +61,8 @@ EXPECT_KEYS = {
     "campaign": {"ordered", "waves", "warnings", "isolated"},
 }
 FILE_KEYS = {"about", "defaults", "cases"}
-DEFAULT_EXPORT = {"name": "subject", "table": "public.subject"}
+DEFAULT_EXPORT = {"name": "subject", "table": "public.subject", "format": "parquet",
+                  "destination": {"type": "local", "path": "out"}}
 
 
 @functools.cache
@@ -116,7 +118,8 @@ def run_signals(case: dict[str, Any]) -> tuple[ExportRecommendation, Any]:
 def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals] | Problem:
     """Plan the case's export; a refusal comes back as the `plan-refused` problem."""
     export = ExportConfig.model_validate({**DEFAULT_EXPORT, **case["export"]})
-    assert export_rule_problems(export) == [], "the case's export must be valid rivet config"
+    assert export_findings(export, 0, None, top_level_load=False, path_exists=None) == [], \
+        "the case's export must be valid rivet config"
     facts = FactsFile.model_validate({
         "format": "rivet-ci-facts/1", "captured_at": case.get("captured_at"),
         "exports": {export.name: case["facts"]} if case.get("facts") is not None else {}})

@@ -41,7 +41,8 @@ def cli(argv: list[str], cwd: Path, environ: dict[str, str]) -> tuple[int, str, 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    config = {"source": {"type": "postgres", "url_env": "SRC_URL"}, "exports": EXPORTS}
+    config = {"source": {"type": "postgres", "url_env": "SRC_URL"},
+              "exports": [db_seed.with_required_keys(e) for e in EXPORTS]}
     (tmp_path / "rivet.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return tmp_path
 

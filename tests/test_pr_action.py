@@ -189,7 +189,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert annotations(first.stdout) == [
         "::error file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
         "events: isolate_on_source on 'replica_a'",
-        "::error file=rivet/replica_a.yaml,line=32,title=rivet-ci new-isolation::"
+        "::error file=rivet/replica_a.yaml,line=33,title=rivet-ci new-isolation::"
         "order_items: isolate_on_source on 'replica_a'",
     ]
     assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
@@ -367,7 +367,8 @@ def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
     for line in lines:
         assert re.fullmatch(r"::error file=rivet/broken\.yaml,line=\d+,title=rivet-ci "
                             r"config-error::rivet/broken\.yaml:\d+: exports\[\d+\]"
-                            r"\.cursor_column: incremental mode requires cursor_column", line)
+                            r"\.cursor_column: export 'broken_\d+': incremental mode needs "
+                            r"cursor_column", line)
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     blocking = plan["diff"]["gate"]["blocking"]
     assert len(blocking) == 13

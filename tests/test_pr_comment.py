@@ -140,7 +140,7 @@ def test_golden_comment_of_a_realistic_pr(example_repo: Repo,
     # Commits have fixed dates and authors (test_pr_support), so the head sha is stable too.
     assert body.startswith(marker.render())
     for expected in ("(−54)", "`order_items`: 🔒 must now run alone", "2 heavy exports (was: 3",
-                     "❌ config error: `rivet/replica_b.yaml:35: exports[3].cursor_column",
+                     "❌ config error: `rivet/replica_b.yaml:41: exports[3].cursor_column",
                      "❌ gate failed (4 blocking findings)", "captured 6 h ago"):
         assert expected in body
     check_golden("realistic.md", body)

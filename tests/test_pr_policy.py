@@ -220,7 +220,8 @@ def test_a_pre_existing_error_whose_export_index_moved_does_not_block() -> None:
     diff = diff_plans(base, head)
     errors = [(f.status, f.message) for f in diff.findings if f.kind == "config-error"]
     assert [status for status, _ in errors] == ["pre-existing"]
-    assert "exports[1].cursor_column: incremental mode requires cursor_column" in errors[0][1]
+    assert ("exports[1].cursor_column: export 'orders': incremental mode needs cursor_column"
+            in errors[0][1])
     assert evaluate_gate(diff, parse_policy(["config-error"])).passed
 
 

@@ -84,7 +84,8 @@ class Repo:
 
 def export(name: str, **fields: Any) -> dict[str, Any]:
     """One export: a full-table snapshot unless `fields` say otherwise."""
-    return {"name": name, "table": f"public.{name}", "mode": "full", **fields}
+    return {"name": name, "table": f"public.{name}", "mode": "full", "format": "parquet",
+            "destination": {"type": "local"}, **fields}
 
 
 def chunked(name: str, group: str | None = "replica_a", **fields: Any) -> dict[str, Any]:

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from db_seed import collect, collect_all, engine, write_config
+from db_seed import collect, collect_all, engine, with_required_keys, write_config
 from sqlalchemy.engine import make_url
 
 from rivet_ci.adapters.preflight.base import PreflightOptions
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED, collect_facts
+from rivet_ci.core.config import ExportConfig
 
 APP = "rivet-ci-preflight"
 EXPORTS = [
@@ -137,12 +138,16 @@ def test_query_file_is_read_beside_the_config_and_confined(
     exports = [
         {"name": "inside", "query_file": "sql/small.sql", "mode": "incremental",
          "cursor_column": "id"},
-        {"name": "up_in_repo", "query_file": "../shared.sql"},
-        {"name": "escape", "query_file": "../../outside.sql"},
-        {"name": "absolute", "query_file": str(tmp_path / "outside.sql")},
         {"name": "missing", "query_file": "sql/none.sql"},
     ]
     loaded, path = write_config(repo / "pipelines", exports)
+    # rivet refuses `..` and absolute query_file paths (V-E11); preflight confines them anyway,
+    # should such an export ever reach it.
+    escaping = [ExportConfig.model_validate(with_required_keys(e)) for e in (
+        {"name": "up_in_repo", "query_file": "../shared.sql"},
+        {"name": "escape", "query_file": "../../outside.sql"},
+        {"name": "absolute", "query_file": str(tmp_path / "outside.sql")})]
+    loaded = loaded.model_copy(update={"exports": (*loaded.exports, *escaping)})
     env = {"RIVET_CI_SOURCE_URL": sqlite_db}  # SQLite only through the override
     confined = collect_facts([(loaded, path)], environ=env).configs[loaded.path].exports
     assert confined["inside"].preflight_error is None

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 from db_seed import (
+    EXPORT_DEFAULTS,
     NULLABLE_ROWS,
     ROWS,
     SPARSE_ROWS,
     SPARSE_STEP,
     collect,
+    with_required_keys,
 )
 
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED
@@ -58,7 +60,8 @@ def facts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 
 def export(name: str) -> ExportConfig:
-    return ExportConfig.model_validate(next(e for e in EXPORTS if e["name"] == name))
+    return ExportConfig.model_validate(with_required_keys(next(e for e in EXPORTS
+                                                               if e["name"] == name)))
 
 
 def test_every_export_has_facts(facts: dict[str, ExportFacts]) -> None:
@@ -158,7 +161,7 @@ def test_view_over_indexed_table_reports_plan_index_use(pg_db: str, tmp_path: Pa
          "cursor_column": "updated_at"}])["recent"]
     assert facts.plan_uses_index is True  # the view's filter is served by an index
     assert facts.columns["updated_at"].indexed is False  # a view has no index of its own
-    assert derive_signals(ExportConfig.model_validate({
+    assert derive_signals(ExportConfig.model_validate({**EXPORT_DEFAULTS,
         "name": "recent", "table": "recent_orders", "mode": "incremental",
         "cursor_column": "updated_at"}), facts).uses_index is True
 

@@ -1,141 +1,268 @@
-"""Pydantic models of rivet's export config: everything planning reads, strictly typed.
+"""Pydantic models of rivet's whole config schema (rivet 0.24.5, spec rivet-config.md §2).
 
-Models are frozen and reject unknown keys, so a typo (`chunk_sise`) is an error, not a silent
-default. Keys that are valid rivet config but do not affect planning (`format`, `destination`, ...)
-are accepted and dropped before validation. Cross-field rules (incremental needs a cursor, chunk
-knobs only in chunked mode, ...) live in `export_rule_problems`, which names the exact field.
+13 structs, 129 keys, 20 enums — every struct is strict, frozen and refuses unknown keys, as
+rivet's `deny_unknown_fields`. The YAML typing (what text is a `u32`, a `bool`, ...) is rivet's
+and is done before these models see the data (`rivet_ci.core.config_typing`); the models then
+only hold already-typed values. Cross-field rules live in `rivet_ci.core.config_rules`.
+
+Attribute names are the YAML keys, except `MongoConfig.json_format` (`json` would shadow
+pydantic's own method), which is aliased back to `json`.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 Mode = Literal["full", "incremental", "chunked", "time_window", "cdc"]
 Strategy = Literal["snapshot", "incremental", "chunked", "time_window"]
 
-# Valid rivet export keys that planning does not read: accepted, ignored.
-IGNORED_EXPORT_KEYS = frozenset(
-    {
-        "format", "destination", "compression", "compression_level", "quality", "description",
-        "tags", "skip_empty", "max_file_size", "file_prefix", "meta_columns", "schema_evolution",
-        "retries", "retry", "timeout", "batch_size", "notifications", "partition_by", "owner",
-    }
-)
-# Valid rivet source keys that only matter to rivet's extraction engine.
-IGNORED_SOURCE_KEYS = frozenset({"application_name", "options", "sslmode", "schema"})
+SourceType = Literal["postgres", "mysql", "mssql", "mongo"]
+Environment = Literal["local", "replica", "production"]
+TlsMode = Literal["disable", "require", "verify-ca", "verify-full"]
+MongoJson = Literal["relaxed", "canonical"]
+ReadConcern = Literal["server", "snapshot"]
+TuningProfile = Literal["fast", "balanced", "safe"]
+OnBatchMemoryExceeded = Literal["warn", "fail", "auto_shrink"]
+CdcInitial = Literal["snapshot"]
+IncrementalCursorMode = Literal["single_column", "coalesce"]
+TimeColumnType = Literal["timestamp", "unix"]
+PartitionGranularity = Literal["day", "month", "year"]
+Format = Literal["parquet", "csv"]
+Compression = Literal["zstd", "snappy", "gzip", "lz4", "none"]
+CompressionProfile = Literal["none", "fast", "balanced", "compact"]
+DestinationType = Literal["local", "s3", "gcs", "azure", "stdout"]
+Verify = Literal["size", "content"]
+OnSchemaDrift = Literal["warn", "continue", "fail"]
+RowGroupStrategy = Literal["auto", "fixed_rows", "fixed_memory"]
+SlackEvent = Literal["failure", "schema_change", "degraded"]
 
-CHUNK_KNOBS = (
-    "chunk_column", "chunk_size", "chunk_count", "chunk_dense", "chunk_by_days", "chunk_by_key",
-    "chunk_checkpoint",
-)
+# rivet's unsigned integer types (usize is 64-bit on every platform rivet ships for).
+U16 = Annotated[int, Field(ge=0, le=2**16 - 1)]
+U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
+U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+
 DEFAULT_CHUNK_SIZE = 100_000
-# Upper bound of every integer knob and fact: no real config or database needs more, and larger
-# values would overflow the planner's float arithmetic (e.g. the sparse-range density).
+# Upper bound of every integer fact and history figure (not of config keys, which follow rivet's
+# own u16/u32/u64 ranges): larger values would overflow the planner's float arithmetic.
 BIGINT_MAX = 2**63 - 1
-_FILENAME_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+TUNING_KEYS = (
+    "profile", "batch_size", "batch_size_memory_mb", "throttle_ms", "statement_timeout_s",
+    "max_retries", "retry_backoff_ms", "lock_timeout_s", "memory_threshold_mb",
+    "max_batch_memory_mb", "on_batch_memory_exceeded", "adaptive", "min_parallel", "max_value_mb",
+)
 
-_STRICT = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
-def _drop_keys(data: Any, ignored: frozenset[str]) -> Any:
-    if isinstance(data, dict) and not ignored.isdisjoint(data):
-        return {k: v for k, v in data.items() if k not in ignored}
-    return data
+_STRICT = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
 
 
-class SourceConfig(BaseModel):
-    """`source:` — where rivet connects. Only `type` and `environment` feed planning."""
+class TlsConfig(BaseModel):
+    """`source.tls`."""
 
     model_config = _STRICT
 
-    type: Literal["postgres", "mysql", "mssql", "mongo"]
+    mode: TlsMode = "verify-full"
+    ca_file: str | None = None
+    accept_invalid_certs: bool = False
+    accept_invalid_hostnames: bool = False
+
+
+class MongoConfig(BaseModel):
+    """`source.mongo` (honoured only for `type: mongo`)."""
+
+    model_config = _STRICT
+
+    json_format: MongoJson = Field(default="relaxed", alias="json")
+    read_concern: ReadConcern = "server"
+    no_cursor_timeout: bool = True
+    page_size: U64 | None = None
+    resume: bool = False
+
+
+class TuningConfig(BaseModel):
+    """`tuning:` at source and export level; every key optional (unset = not given)."""
+
+    model_config = _STRICT
+
+    profile: TuningProfile | None = None
+    batch_size: U64 | None = None
+    batch_size_memory_mb: U64 | None = None
+    throttle_ms: U64 | None = None
+    statement_timeout_s: U64 | None = None
+    max_retries: U32 | None = None
+    retry_backoff_ms: U64 | None = None
+    lock_timeout_s: U64 | None = None
+    memory_threshold_mb: U64 | None = None
+    max_batch_memory_mb: U64 | None = None
+    on_batch_memory_exceeded: OnBatchMemoryExceeded | None = None
+    adaptive: bool | None = None
+    min_parallel: U64 | None = None
+    max_value_mb: U64 | None = None
+
+
+class SourceConfig(BaseModel):
+    """`source:` — where rivet connects."""
+
+    model_config = _STRICT
+
+    type: SourceType
     url: str | None = None
     url_env: str | None = None
     url_file: str | None = None
     host: str | None = None
-    port: int | None = Field(default=None, ge=1, le=65535)
+    port: U16 | None = None
     user: str | None = None
     password: str | None = Field(default=None, repr=False)
     password_env: str | None = None
     database: str | None = None
-    environment: Literal["local", "replica", "production"] | None = None
-    tuning: dict[str, Any] | None = None
-    tls: dict[str, Any] | bool | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _ignore_engine_keys(cls, data: Any) -> Any:
-        return _drop_keys(data, IGNORED_SOURCE_KEYS)
-
-    @model_validator(mode="after")
-    def _one_way_to_connect(self) -> SourceConfig:
-        ways = [k for k in ("url", "url_env", "url_file") if getattr(self, k) is not None]
-        if len(ways) > 1:
-            raise ValueError(f"give only one of url, url_env, url_file (found {', '.join(ways)})")
-        if ways and self.host is not None:
-            raise ValueError(f"give either {ways[0]} or the structured host/port/... fields")
-        if not ways and self.host is None:
-            raise ValueError("give one of url, url_env, url_file, or host (with port, user, ...)")
-        if self.password is not None and self.password_env is not None:
-            raise ValueError("give either password or password_env, not both")
-        return self
+    environment: Environment | None = None
+    tuning: TuningConfig | None = None
+    tls: TlsConfig | None = None
+    mongo: MongoConfig | None = None
 
 
-class ExportConfig(BaseModel):
-    """One entry of `exports:`."""
+class CdcConfig(BaseModel):
+    """`exports[].cdc`."""
 
     model_config = _STRICT
 
-    name: str = Field(min_length=1, max_length=200)
+    initial: CdcInitial | None = None
+    checkpoint: str | None = None
+    until_current: bool = True
+    max_events: U64 | None = None
+    rollover: U64 | None = None
+    rollover_memory_mb: U64 | None = None
+    server_id: U32 | None = None
+    slot: str | None = None
+    capture_instance: str | None = None
+
+
+class DestinationConfig(BaseModel):
+    """`exports[].destination`."""
+
+    model_config = _STRICT
+
+    type: DestinationType
+    bucket: str | None = None
+    prefix: str | None = None
+    path: str | None = None
+    region: str | None = None
+    endpoint: str | None = None
+    credentials_file: str | None = None
+    access_key_env: str | None = None
+    secret_key_env: str | None = None
+    session_token_env: str | None = None
+    aws_profile: str | None = None
+    account_name: str | None = None
+    account_key_env: str | None = None
+    sas_token_env: str | None = None
+    allow_anonymous: bool = False
+
+
+class MetaColumns(BaseModel):
+    """`exports[].meta_columns`; `row_hash` is a bool or a list of column names."""
+
+    model_config = _STRICT
+
+    exported_at: bool = False
+    row_hash: bool | tuple[str, ...] = False
+
+
+class QualityConfig(BaseModel):
+    """`exports[].quality` (no cross-field rule at config-load)."""
+
+    model_config = _STRICT
+
+    row_count_min: U64 | None = None
+    row_count_max: U64 | None = None
+    null_ratio_max: dict[str, float] = Field(default_factory=dict)
+    unique_columns: tuple[str, ...] = ()
+    unique_max_entries: U64 | None = None
+
+
+class ParquetConfig(BaseModel):
+    """`exports[].parquet`."""
+
+    model_config = _STRICT
+
+    row_group_strategy: RowGroupStrategy | None = None
+    row_group_rows: U64 | None = None
+    target_row_group_mb: U64 | None = None
+    max_row_group_mb: U64 | None = None
+
+
+class ExportConfig(BaseModel):
+    """One entry of `exports:` (keys in rivet's declaration order)."""
+
+    model_config = _STRICT
+
+    name: str
     query: str | None = None
     query_file: str | None = None
     table: str | None = None
+    tables: tuple[str, ...] | None = None
     mode: Mode = "full"
+    cdc: CdcConfig | None = None
     cursor_column: str | None = None
     cursor_fallback_column: str | None = None
-    incremental_cursor_mode: Literal["single_column", "coalesce"] = "single_column"
+    incremental_cursor_mode: IncrementalCursorMode = "single_column"
     chunk_column: str | None = None
-    chunk_size: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
-    chunk_count: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
-    chunk_dense: bool | None = None
-    chunk_by_days: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
+    chunk_dense: bool = False
+    chunk_size: U64 = DEFAULT_CHUNK_SIZE
+    chunk_size_memory_mb: U64 | None = None
+    chunk_count: U64 | None = None
+    chunk_by_days: U32 | None = None
     chunk_by_key: str | None = None
-    chunk_checkpoint: bool | None = None
-    parallel: int = Field(default=1, ge=1, le=BIGINT_MAX)
-    time_column: str | None = None
-    time_column_type: Literal["timestamp", "unix"] = "timestamp"
-    days_window: int | None = Field(default=None, gt=0, le=BIGINT_MAX)
-    source_group: str | None = Field(default=None, min_length=1)
-    reconcile_required: bool = False
-    wave: int | None = Field(default=None, ge=1, le=BIGINT_MAX)
+    parallel: U64 = 1
+    wave: U32 | None = None
     parallel_safe: bool | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _ignore_engine_keys(cls, data: Any) -> Any:
-        return _drop_keys(data, IGNORED_EXPORT_KEYS)
+    time_column: str | None = None
+    time_column_type: TimeColumnType = "timestamp"
+    days_window: U32 | None = None
+    partition_by: str | None = None
+    partition_granularity: PartitionGranularity = "day"
+    format: Format
+    compression: Compression = "zstd"
+    compression_level: U32 | None = None
+    compression_profile: CompressionProfile | None = None
+    skip_empty: bool = False
+    destination: DestinationConfig
+    verify: Verify = "size"
+    meta_columns: MetaColumns = Field(default_factory=MetaColumns)
+    quality: QualityConfig | None = None
+    max_file_size: str | None = None
+    chunk_checkpoint: bool = False
+    keyset_incremental: bool = False
+    chunk_max_attempts: U32 | None = None
+    tuning: TuningConfig | None = None
+    source_group: str | None = None
+    reconcile_required: bool = False
+    columns: dict[str, str] = Field(default_factory=dict)
+    target: str | None = None
+    load: Any = None
+    on_schema_drift: OnSchemaDrift = "warn"
+    shape_drift_warn_factor: float | None = None
+    parquet: ParquetConfig | None = None
 
     @property
     def strategy(self) -> Strategy:
-        """The rivet extraction strategy this mode resolves to (`cdc` is refused earlier)."""
+        """The strategy this mode resolves to before any fact is known (`cdc` is not planned;
+        a chunked export may still become a snapshot or keyset at plan time)."""
         if self.mode == "full":
             return "snapshot"
-        if self.mode == "cdc":  # pragma: no cover - cdc exports never validate
+        if self.mode == "cdc":  # pragma: no cover - cdc exports are never planned
             raise ValueError("cdc exports are not plannable")
         return self.mode
 
     @property
     def effective_chunk_size(self) -> int:
-        return self.chunk_size if self.chunk_size is not None else DEFAULT_CHUNK_SIZE
+        return self.chunk_size
 
     @property
     def effective_query(self) -> str:
         """The SQL rivet would run (a `table:` export is `SELECT * FROM schema.name`)."""
         if self.table is not None:
-            return f"SELECT * FROM {self.table}"
+            return f"SELECT * FROM {self.table.strip()}"
         return self.query or ""
 
     @property
@@ -147,42 +274,39 @@ class ExportConfig(BaseModel):
         return None
 
 
-def export_rule_problems(export: ExportConfig) -> list[tuple[str, str]]:
-    """Cross-field rules of rivet's config, as (field, message) pairs; empty when valid."""
-    out: list[tuple[str, str]] = []
-    if not _FILENAME_SAFE.match(export.name):
-        out.append(("name", "must be filename-safe: letters, digits, '_', '.', '-'"))
-    sources = [k for k in ("query", "query_file", "table") if getattr(export, k) is not None]
-    if len(sources) != 1:
-        found = f" (found {', '.join(sources)})" if sources else ""
-        out.append((sources[1] if len(sources) > 1 else "query",
-                    f"give exactly one of query, query_file, table{found}"))
-    if export.mode == "cdc":
-        out.append(("mode", "cdc exports are not plannable: rivet plan has no prioritization "
-                            "for change-data-capture; remove it from the planned configs"))
-    if export.mode == "incremental" and not export.cursor_column:
-        out.append(("cursor_column", "incremental mode requires cursor_column"))
-    if export.incremental_cursor_mode == "coalesce" and not export.cursor_fallback_column:
-        out.append(("cursor_fallback_column",
-                    "incremental_cursor_mode: coalesce requires cursor_fallback_column"))
-    if export.cursor_fallback_column and export.incremental_cursor_mode != "coalesce":
-        out.append(("cursor_fallback_column",
-                    "cursor_fallback_column is only used with incremental_cursor_mode: coalesce"))
-    if export.mode == "chunked":
-        # rivet's V-E20d; the rest (no `table:` to auto-resolve from, ...) is refused at plan time
-        if (not export.chunk_column and not export.chunk_by_key and export.chunk_count is None
-                and export.chunk_by_days is None and export.table is None):
-            out.append(("chunk_column", "chunked mode requires chunk_column (or chunk_by_key, "
-                                        "chunk_count, chunk_by_days, or the `table:` shortcut "
-                                        "to auto-resolve the primary key)"))
-    else:
-        for knob in CHUNK_KNOBS:
-            if getattr(export, knob) is not None:
-                out.append((knob, f"{knob} is only valid with mode: chunked "
-                                  f"(mode is {export.mode})"))
-    if export.mode == "time_window":
-        if not export.time_column:
-            out.append(("time_column", "time_window mode requires time_column"))
-        if export.days_window is None:
-            out.append(("days_window", "time_window mode requires days_window"))
-    return out
+class SlackConfig(BaseModel):
+    """`notifications.slack`."""
+
+    model_config = _STRICT
+
+    webhook_url: str | None = Field(default=None, repr=False)
+    webhook_url_env: str | None = None
+    on: tuple[SlackEvent, ...] = ()
+
+
+class NotificationsConfig(BaseModel):
+    """`notifications:`."""
+
+    model_config = _STRICT
+
+    slack: SlackConfig | None = None
+
+
+class Config(BaseModel):
+    """A whole rivet config file."""
+
+    model_config = _STRICT
+
+    source: SourceConfig
+    exports: tuple[ExportConfig, ...]
+    notifications: NotificationsConfig | None = None
+    parallel_exports: bool = False
+    parallel_export_processes: bool = False
+    load: Any = None
+
+
+STRUCTS: tuple[type[BaseModel], ...] = (
+    Config, SourceConfig, TlsConfig, MongoConfig, TuningConfig, ExportConfig, CdcConfig,
+    DestinationConfig, MetaColumns, QualityConfig, ParquetConfig, NotificationsConfig,
+    SlackConfig,
+)

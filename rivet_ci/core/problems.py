@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Severity = Literal["error", "warning"]
+# A note never blocks: e.g. an environment-dependent rule checked without --check-environment.
+Severity = Literal["error", "warning", "note"]
 # What a problem is, as a gate finding: a config rivet refuses to load, or a plan rivet refuses.
 ProblemFinding = Literal["config-error", "plan-refused"]
 
@@ -26,6 +27,7 @@ class Problem(BaseModel):
     message: str
     severity: Severity = "error"
     finding: ProblemFinding = "config-error"
+    rule: str | None = None  # the config rule's id (docs/configs.md), when a rule fired
 
     def render(self) -> str:
         """`path:line: field: message` — the form editors and CI annotations understand."""

@@ -1,0 +1,522 @@
+"""Composed YAML nodes → typed values for the config models, the way rivet types them.
+
+The schema is read off the pydantic models in `rivet_ci.core.config` (one definition): each
+field's annotation says which rivet type it is (string, bool, u16/u32/u64, f64, enum, struct,
+list, map, any value) and whether it is required, optional (null/empty = unset) or defaulted
+(must be valid when present). Every scalar is then read per spec rivet-config.md §1.2.
+
+All problems of a file are collected (typing never stops at the first), each with its path,
+line and rule id (`T-*`, `P0-*`, `P1*`). Placeholders that were unset when the text was
+substituted are recognised here: in a string they are kept as written (`${NAME}`); where a
+typed value is needed they make the field unknown, which is reported separately from a type
+error (it depends on the environment, not on the file).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from rivet_ci.core.config import TUNING_KEYS, ExportConfig, SourceConfig
+from rivet_ci.core.rivet_yaml import (
+    BOOLS,
+    MAX_DEPTH,
+    NULLS,
+    PLAIN,
+    QUOTED,
+    explicit_tag,
+    huge_integer,
+    read_float,
+    read_uint,
+    render_key,
+    resolve_any,
+)
+
+Loc = tuple[str | int, ...]
+Presence = Literal["required", "optional", "default"]
+UNSET_PREFIX = "rivet-ci-unset-"
+UNSET_MARK = re.compile(r"rivet-ci-unset-(\d+)-")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What rivet type a field has: `name` is str/bool/uint/float/enum/struct/list/map/any/
+    row_hash; `max` bounds a uint; `values` lists an enum's variants; `model` a struct; `item`
+    is a list's or map's value kind."""
+
+    name: str
+    max: int = 0
+    bits: int = 0
+    values: tuple[str, ...] = ()
+    model: type[BaseModel] | None = None
+    item: Kind | None = None
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    key: str
+    kind: Kind
+    presence: Presence
+
+
+@dataclass
+class Issue:
+    """One typing problem: where, which rule, what; `unset` names the placeholders it hinges on."""
+
+    loc: Loc
+    line: int
+    rule: str
+    message: str
+    unset: tuple[str, ...] = ()
+
+
+@dataclass
+class Walk:
+    """State of one file's walk: problems, unset placeholder names, alias-expansion budget."""
+
+    unset_names: tuple[str, ...]
+    budget: int
+    issues: list[Issue] = field(default_factory=list)
+    visits: int = 0
+    misplaced: dict[Loc, list[tuple[str, int]]] = field(default_factory=dict)
+    restored: set[str] = field(default_factory=set)
+    # Each `exports` item (its model, or None when it failed) and line; the typed source.
+    exports: list[tuple[Any, int]] = field(default_factory=list)
+    parts: dict[str, Any] = field(default_factory=dict)
+
+
+class RepetitionLimitError(Exception):
+    """Alias expansion went beyond the budget (a "billion laughs" document)."""
+
+
+class TooDeepError(Exception):
+    """Nesting deeper than rivet's 128 levels."""
+
+
+_FAIL = object()
+
+
+def _kind_of(annotation: Any) -> tuple[Kind, bool]:
+    """(kind, optional) of an annotation such as `U64 | None`."""
+    optional = False
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(annotation))
+        if len(args) == 2 and bool in args:  # `bool | tuple[str, ...]`: meta_columns.row_hash
+            return Kind("row_hash"), optional
+        annotation = args[0]
+        origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        _base, *meta = typing.get_args(annotation)
+        upper = next(m.metadata for m in meta if isinstance(m, FieldInfo))
+        limit: int = next(c.le for c in upper if hasattr(c, "le"))
+        return Kind("uint", max=limit, bits=limit.bit_length()), optional
+    if origin is Literal:
+        return Kind("enum", values=tuple(typing.get_args(annotation))), optional
+    if origin is tuple:
+        item, _ = _kind_of(typing.get_args(annotation)[0])
+        return Kind("list", item=item), optional
+    if origin is dict:
+        item, _ = _kind_of(typing.get_args(annotation)[1])
+        return Kind("map", item=item), optional
+    if annotation is str:
+        return Kind("str"), optional
+    if annotation is bool:
+        return Kind("bool"), optional
+    if annotation is float:
+        return Kind("float"), optional
+    if annotation is Any:
+        return Kind("any"), True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return Kind("struct", model=annotation), optional
+    raise TypeError(f"unsupported config annotation {annotation!r}")  # pragma: no cover
+
+
+def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
+    hints = typing.get_type_hints(model, include_extras=True)
+    out: dict[str, FieldSpec] = {}
+    for attr, info in model.model_fields.items():
+        key = info.alias or attr
+        kind, optional = _kind_of(hints[attr])
+        if info.is_required():
+            presence: Presence = "required"
+        elif optional or info.default is None:
+            presence = "optional"
+        else:
+            presence = "default"
+        out[key] = FieldSpec(key, kind, presence)
+    return out
+
+
+_SPEC_CACHE: dict[type[BaseModel], dict[str, FieldSpec]] = {}
+
+
+def specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
+    """The keys of one struct, in declaration order, with their rivet types."""
+    cached = _SPEC_CACHE.get(model)
+    if cached is None:
+        cached = _SPEC_CACHE[model] = _specs(model)
+    return cached
+
+
+def did_you_mean(needle: str, candidates: tuple[str, ...] | list[str]) -> str | None:
+    """rivet's suggestion for an unknown key (spec B.6)."""
+    low = needle.lower()
+    best: str | None = None
+    best_distance = 1 << 30
+    for candidate in candidates:
+        distance = _levenshtein(low, candidate.lower())
+        if distance < best_distance:
+            best, best_distance = candidate, distance
+    if best is not None and best_distance <= max(max(len(needle), len(best)) // 3, 2):
+        return best
+    contained = [c for c in candidates if len(c) >= 3 and (c.lower() in low or low in c.lower())]
+    return max(contained, key=len) if contained else None
+
+
+def _levenshtein(a: str, b: str) -> int:
+    ab, bb = a.encode(), b.encode()
+    previous = list(range(len(bb) + 1))
+    for i, ca in enumerate(ab, 1):
+        current = [i]
+        for j, cb in enumerate(bb, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _describe(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    value = node.value
+    if node.tag == PLAIN and value in NULLS:
+        return "an empty value" if value == "" else f"null (`{value}`)"
+    shown = value if len(value) <= 60 else f"{value[:57]}..."
+    if node.tag == QUOTED:
+        quoted = getattr(node, "style", None) in ("'", '"')
+        return f"the quoted string {shown!r}" if quoted else "a block of text"
+    return f"`{shown}`"
+
+
+class Typer:
+    """Types one composed config against the models, collecting every problem."""
+
+    def __init__(self, walk: Walk) -> None:
+        self.walk = walk
+
+    # -- problems -------------------------------------------------------------------------------
+
+    def _issue(self, loc: Loc, line: int, rule: str, message: str,
+               node: yaml.Node | None = None) -> object:
+        unset: tuple[str, ...] = ()
+        if (node is not None and self.walk.unset_names and isinstance(node, yaml.ScalarNode)
+                and UNSET_PREFIX in node.value):
+            unset = tuple(self.walk.unset_names[int(m)] for m in UNSET_MARK.findall(node.value))
+            names = ", ".join(f"${{{n}}}" for n in unset)
+            rule, message = "R3-value", (f"its value comes from {names}, which is not set, so it "
+                                         f"cannot be checked or planned")
+        self.walk.issues.append(Issue(loc, line, rule, message, unset))
+        return _FAIL
+
+    def _count(self, depth: int) -> None:
+        self.walk.visits += 1
+        if self.walk.visits > self.walk.budget:
+            raise RepetitionLimitError
+        if depth > MAX_DEPTH:
+            raise TooDeepError
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def value(self, node: yaml.Node, kind: Kind, loc: Loc, line: int, depth: int) -> Any:
+        """`node` read as `kind`, or `_FAIL` after recording why."""
+        self._count(depth)
+        tag = explicit_tag(node)
+        if tag is not None:
+            return self._issue(loc, line, "T-tag", f"YAML tags such as `{tag}` are not "
+                               "supported in rivet configs; remove the tag")
+        name = kind.name
+        if isinstance(node, yaml.ScalarNode):
+            if name == "str":
+                text: str = node.value
+                if node.tag == PLAIN and len(text) >= 19 and huge_integer(node) is not None:
+                    return self._issue(loc, line, "P0-huge-int", f"the integer `{text}` does "
+                                       "not fit in 64 bits; rivet refuses it anywhere, quote it")
+                if self.walk.unset_names and UNSET_PREFIX in text:
+                    return self._restore(text)
+                return text
+            if name == "enum":
+                if node.value in kind.values:
+                    return node.value
+                return self._issue(loc, line, "T-enum", f"unknown value {_describe(node)}, "
+                                   f"expected {_one_of(kind.values)}", node)
+            if name == "uint":
+                number = read_uint(node)
+                if number is None:
+                    return self._issue(loc, line, "T-type",
+                                       f"expected an unsigned integer (u{kind.bits}), got "
+                                       f"{_describe(node)}", node)
+                if number > kind.max:
+                    return self._issue(loc, line, "T-range", f"{_describe(node)} is out of "
+                                       f"range: expected an integer from 0 to {kind.max} "
+                                       f"(u{kind.bits})")
+                return number
+            if name == "bool":
+                flag = BOOLS.get(node.value) if node.tag == PLAIN else None
+                if flag is None:
+                    return self._issue(loc, line, "T-type", "expected a boolean (true or false), "
+                                       f"got {_describe(node)}", node)
+                return flag
+            if name == "float":
+                number_f = read_float(node)
+                if number_f is None:
+                    return self._issue(loc, line, "T-type", "expected a number, got "
+                                       f"{_describe(node)}", node)
+                return number_f
+            if name == "any":
+                return self._any(node, loc, line, depth)
+            if name == "row_hash":
+                flag = BOOLS.get(node.value) if node.tag == PLAIN else None
+                if flag is None:
+                    return self._issue(loc, line, "T-row-hash", "row_hash must be true, false "
+                                       f"or a list of column names, got {_describe(node)}", node)
+                return flag
+            if node.tag == PLAIN and node.value == "":  # empty value: empty struct/list/map
+                if name == "struct":
+                    data = self.struct(None, kind, loc, line, depth)
+                    return data if data is _FAIL else self._build(kind, data, loc, line)
+                return () if name == "list" else {}
+            what = {"struct": "a mapping", "map": "a mapping", "list": "a list"}[name]
+            return self._issue(loc, line, "T-type", f"expected {what}, got {_describe(node)}",
+                               node)
+        if name == "struct" and isinstance(node, yaml.MappingNode):
+            data = self.struct(node, kind, loc, line, depth)
+            return data if data is _FAIL else self._build(kind, data, loc, line)
+        if name == "list" and isinstance(node, yaml.SequenceNode):
+            return self._list(node, kind, loc, depth)
+        if name == "map" and isinstance(node, yaml.MappingNode):
+            return self._map(node, kind, loc, depth)
+        if name == "any":
+            return self._any(node, loc, line, depth)
+        if name == "row_hash" and isinstance(node, yaml.SequenceNode):
+            return self._row_hash(node, loc, line, depth)
+        expected = {"str": "a string", "bool": "a boolean", "uint": "an integer",
+                    "float": "a number", "enum": _one_of(kind.values), "struct": "a mapping",
+                    "list": "a list", "map": "a mapping",
+                    "row_hash": "true, false or a list of column names"}[name]
+        if name == "str" and isinstance(node, yaml.MappingNode) and self._brace_cause(node):
+            return self._issue(loc, line, "T-type", "expected a string, got a mapping — a value "
+                               "containing { } (such as {partition} or {date}) must be quoted, "
+                               "e.g. prefix: \"exports/{partition}/\"")
+        return self._issue(loc, line, "T-type", f"expected {expected}, got {_describe(node)}")
+
+    def _brace_cause(self, node: yaml.MappingNode) -> bool:
+        return bool(node.flow_style)
+
+    def _restore(self, text: str) -> str:
+        names = self.walk.unset_names
+        self.walk.restored.update(names[int(m)] for m in UNSET_MARK.findall(text))
+        return UNSET_MARK.sub(lambda m: "${" + names[int(m.group(1))] + "}", text)
+
+    def _list(self, node: yaml.SequenceNode, kind: Kind, loc: Loc, depth: int) -> Any:
+        item_kind = kind.item
+        assert item_kind is not None
+        out = []
+        failed = False
+        exports = loc == ("exports",)
+        for i, item in enumerate(node.value):
+            value = self.value(item, item_kind, (*loc, i), _line(item), depth + 1)
+            if exports:
+                self.walk.exports.append((value if value is not _FAIL else None, _line(item)))
+            if value is _FAIL:
+                failed = True
+            else:
+                out.append(value)
+        return _FAIL if failed else tuple(out)
+
+    def _map(self, node: yaml.MappingNode, kind: Kind, loc: Loc, depth: int) -> Any:
+        item_kind = kind.item
+        assert item_kind is not None
+        out: dict[str, Any] = {}
+        failed = False
+        for key_node, value_node, _ in self._pairs(node, loc, depth):
+            key_text = self.value(key_node, Kind("str"), (*loc, "<key>"), _line(key_node),
+                                  depth + 1)
+            if key_text is _FAIL:
+                failed = True
+                continue
+            value = self.value(value_node, item_kind, (*loc, key_text), _line(key_node),
+                               depth + 1)
+            if value is _FAIL:
+                failed = True
+            else:
+                out[key_text] = value
+        return _FAIL if failed else out
+
+    def _row_hash(self, node: yaml.SequenceNode, loc: Loc, line: int, depth: int) -> Any:
+        out = []
+        for i, item in enumerate(node.value):
+            self._count(depth + 1)
+            if not isinstance(item, yaml.ScalarNode) or resolve_any(item)[0] != "str":
+                return self._issue((*loc, i), _line(item), "T-row-hash",
+                                   "row_hash must be true, false or a list of column names; "
+                                   f"this item is {_describe(item)}, not a name (quote it)")
+            out.append(item.value)
+        return tuple(out)
+
+    def _any(self, node: yaml.Node, loc: Loc, line: int, depth: int) -> Any:
+        """rivet's opaque "any YAML value" (`load:`): plain data, duplicates still refused."""
+        self._count(depth)
+        tag = explicit_tag(node)
+        if tag is not None:
+            return self._issue(loc, line, "T-tag", f"YAML tags such as `{tag}` are not "
+                               "supported in rivet configs; remove the tag")
+        if isinstance(node, yaml.ScalarNode):
+            if huge_integer(node) is not None:
+                return self._issue(loc, line, "P0-huge-int", f"the integer `{node.value}` does "
+                                   "not fit in 64 bits; rivet refuses it anywhere, quote it")
+            kind, value = resolve_any(node)
+            if kind == "str" and self.walk.unset_names and UNSET_PREFIX in value:
+                return self._restore(value)
+            return value
+        if isinstance(node, yaml.SequenceNode):
+            items = [self._any(item, (*loc, i), _line(item), depth + 1)
+                     for i, item in enumerate(node.value)]
+            return _FAIL if any(i is _FAIL for i in items) else items
+        out: dict[Any, Any] = {}
+        failed = False
+        assert isinstance(node, yaml.MappingNode)
+        for key_node, value_node, key in self._pairs(node, loc, depth):
+            value = self._any(value_node, (*loc, render_key(*key)), _line(key_node), depth + 1)
+            if value is _FAIL:
+                failed = True
+            else:
+                out[key[1] if key[0] != "null" else None] = value
+        return _FAIL if failed else out
+
+    def _pairs(self, node: yaml.MappingNode, loc: Loc,
+               depth: int) -> list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]]:
+        """The key/value pairs of a mapping; a repeated key (compared by its resolved value,
+        as rivet does: `1` and `0x1` are the same key, `1` and `"1"` are not) is reported."""
+        seen: dict[tuple[str, Any], int] = {}
+        out: list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]] = []
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._issue(loc, _line(key_node), "T-key", "a mapping or list cannot be a key")
+                continue
+            key = resolve_any(key_node)
+            if key[0] == "float" and key[1] != key[1]:  # NaN: every NaN key is a new key
+                key = ("nan", id(key_node))
+            first = seen.get(key)
+            if first is not None:
+                shown = render_key(*key) if key[0] != "nan" else ".nan"
+                self._issue((*loc, shown), _line(key_node), "P0-duplicate-key",
+                            f"duplicate key `{shown}` (first at line {first}); YAML would keep "
+                            "only one value, rivet refuses the file")
+                continue
+            seen[key] = _line(key_node)
+            out.append((key_node, value_node, key))
+        return out
+
+    def struct(self, node: yaml.MappingNode | None, kind: Kind, loc: Loc, line: int,
+               depth: int) -> Any:
+        """A struct's keys typed into a dict ready for its model; `_FAIL` if any key failed."""
+        model = kind.model
+        assert model is not None
+        fields = specs(model)
+        out: dict[str, Any] = {}
+        failed = False
+        misplaced: list[tuple[str, int]] = []
+        pairs = self._pairs(node, loc, depth) if node is not None else []
+        if node is not None and len(pairs) != len(node.value):
+            failed = True
+        for key_node, value_node, _ in pairs:
+            key = key_node.value
+            key_line = _line(key_node)
+            spec = fields.get(key)
+            if spec is None:
+                if model in (SourceConfig, ExportConfig) and key in TUNING_KEYS:
+                    misplaced.append((key, key_line))
+                else:
+                    self._unknown(key, key_node, tuple(fields), (*loc, key), key_line)
+                failed = True
+                continue
+            if spec.presence == "optional" and value_node.tag == PLAIN and \
+                    value_node.value in NULLS:
+                continue  # unset, as if the key were not written
+            before = len(self.walk.issues)
+            value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
+            if value is _FAIL:
+                # A connection field wrong only because its placeholder is unset matters only
+                # when connecting: the source is kept without it (live preflight reports it).
+                if not (model is SourceConfig and spec.presence != "required"
+                        and len(self.walk.issues) == before + 1
+                        and self.walk.issues[-1].rule == "R3-value"):
+                    failed = True
+                continue
+            out[key] = value
+            if loc == () and key == "source":
+                self.walk.parts["source"] = value
+        if misplaced:
+            self.walk.misplaced[loc] = misplaced
+        for key, spec in fields.items():
+            if spec.presence == "required" and key not in out and not any(
+                    k.value == key for k, _, _ in pairs):
+                self._issue((*loc, key), line if node is None else _line(node), "T-missing",
+                            f"missing required key `{key}`" + _MISSING_HINTS.get(key, ""))
+                failed = True
+        return _FAIL if failed else out
+
+    def _unknown(self, key: str, key_node: yaml.Node, known: tuple[str, ...], loc: Loc,
+                 line: int) -> None:
+        suggestion = did_you_mean(key, known)
+        hint = f" (did you mean `{suggestion}`?)" if suggestion else ""
+        self._issue(loc, line, "T-unknown-key", f"unknown key `{key}`{hint}")
+
+    def _build(self, kind: Kind, data: Any, loc: Loc, line: int) -> Any:
+        model = kind.model
+        assert model is not None
+        return build_model(model, data, loc, line, self)
+
+
+_MISSING_HINTS = {
+    "source": " — every config needs a `source:` block (type + url/url_env)",
+    "exports": " — every config needs an `exports:` list with at least one export",
+    "name": " — each export needs a `name:` (used in output file names and state keys)",
+}
+
+
+def _one_of(values: tuple[str, ...]) -> str:
+    quoted = [f"`{v}`" for v in values]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} or {quoted[1]}"
+    return "one of " + ", ".join(quoted)
+
+
+def build_model(model: type[BaseModel], data: dict[str, Any], loc: Loc, line: int,
+                typer: Typer) -> Any:
+    """The frozen model from already-typed data (the typing guarantees it validates)."""
+    try:
+        return model.model_validate(data)
+    except Exception as exc:  # pragma: no cover - the typing above already refused it
+        return typer._issue(loc, line, "T-type", f"invalid: {exc}")
+
+
+Reporter = Callable[[Issue], None]
