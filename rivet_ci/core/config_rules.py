@@ -692,3 +692,14 @@ def mongo_findings(exports: list[tuple[int, ExportConfig]],
 def mode_name(mode: str) -> str:
     """rivet's name of a mode in its own messages (`TimeWindow`)."""
     return _MODE_NAMES[mode]
+
+
+def rules_table() -> str:
+    """The Markdown table of every rule (docs/configs.md holds exactly this; a test checks)."""
+    rows = ["| rule | class | severity | field | our message |", "|---|---|---|---|---|"]
+    for rule in RULES:
+        message = rule.message.replace("|", "\\|").replace("{{", "{").replace("}}", "}")
+        field = rule.field.replace("|", "\\|")
+        rows.append(f"| `{rule.id}` | {rule.klass} | {rule.severity} | "
+                    f"{f'`{field}`' if field else ''} | {message} |")
+    return "\n".join(rows) + "\n"

@@ -413,23 +413,29 @@ class Typer:
                depth: int) -> list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]]:
         """The key/value pairs of a mapping; a repeated key (compared by its resolved value,
         as rivet does: `1` and `0x1` are the same key, `1` and `"1"` are not) is reported."""
-        seen: dict[tuple[str, Any], int] = {}
+        seen: dict[tuple[str, Any], yaml.Node] = {}
         out: list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]] = []
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
+            if key_node.__class__ is not yaml.ScalarNode:
                 self._issue(loc, _line(key_node), "T-key", "a mapping or list cannot be a key")
                 continue
-            key = resolve_any(key_node)
-            if key[0] == "float" and key[1] != key[1]:  # NaN: every NaN key is a new key
-                key = ("nan", id(key_node))
+            text = key_node.value
+            first_char = text[:1]
+            if key_node.tag is QUOTED or ((first_char.isalpha() or first_char == "_")
+                                          and text not in NULLS and text not in BOOLS):
+                key: tuple[str, Any] = ("str", text)  # what nearly every key is
+            else:
+                key = resolve_any(key_node)
+                if key[0] == "float" and key[1] != key[1]:  # NaN: every NaN key is a new key
+                    key = ("nan", id(key_node))
             first = seen.get(key)
             if first is not None:
                 shown = render_key(*key) if key[0] != "nan" else ".nan"
                 self._issue((*loc, shown), _line(key_node), "P0-duplicate-key",
-                            f"duplicate key `{shown}` (first at line {first}); YAML would keep "
-                            "only one value, rivet refuses the file")
+                            f"duplicate key `{shown}` (first at line {_line(first)}); YAML "
+                            "would keep only one value, rivet refuses the file")
                 continue
-            seen[key] = _line(key_node)
+            seen[key] = key_node
             out.append((key_node, value_node, key))
         return out
 
@@ -445,20 +451,46 @@ class Typer:
         pairs = self._pairs(node, loc, depth) if node is not None else []
         if node is not None and len(pairs) != len(node.value):
             failed = True
+        walk = self.walk
+        watch_unset = bool(walk.unset_names)
         for key_node, value_node, _ in pairs:
             key = key_node.value
-            key_line = _line(key_node)
             spec = fields.get(key)
             if spec is None:
+                key_line = _line(key_node)
                 if model in (SourceConfig, ExportConfig) and key in TUNING_KEYS:
                     misplaced.append((key, key_line))
                 else:
                     self._unknown(key, key_node, tuple(fields), (*loc, key), key_line)
                 failed = True
                 continue
-            if spec.presence == "optional" and value_node.tag == PLAIN and \
-                    value_node.value in NULLS:
-                continue  # unset, as if the key were not written
+            if value_node.__class__ is yaml.ScalarNode:
+                # Fast path for the common scalars; anything unusual takes `value` below.
+                tag = value_node.tag
+                text = value_node.value
+                if tag is PLAIN and text in NULLS and spec.presence == "optional":
+                    continue  # unset, as if the key were not written
+                kind_name = spec.kind.name
+                if tag is QUOTED or tag is PLAIN:
+                    fast: Any = _FAIL
+                    if kind_name == "str":
+                        if not (watch_unset and UNSET_PREFIX in text) and (
+                                tag is QUOTED or len(text) < 19):
+                            fast = text
+                    elif kind_name == "enum":
+                        if text in spec.kind.values:
+                            fast = text
+                    elif tag is PLAIN:
+                        if kind_name == "bool":
+                            fast = BOOLS.get(text, _FAIL)
+                        elif kind_name == "uint" and text[:1].isdigit() and text.isdigit() and (
+                                text[0] != "0" or text == "0") and len(text) < 19:
+                            fast = int(text) if int(text) <= spec.kind.max else _FAIL
+                    if fast is not _FAIL:
+                        walk.visits += 1
+                        out[key] = fast
+                        continue
+            key_line = _line(key_node)
             before = len(self.walk.issues)
             value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
             if value is _FAIL:
