@@ -135,7 +135,7 @@ def test_one_compact_table_with_the_export_linked_to_its_yaml_line(example_repo:
     assert "🔒 runs alone on replica_a" in by_name["events"][4]
     blob = f"https://github.com/acme/pipelines/blob/{head}/rivet/replica_a.yaml#L"
     links = [link for link in html.links if link.startswith(blob)]
-    assert {int(link.rsplit("#L", 1)[1]) for link in links} == {16, 32}
+    assert {int(link.rsplit("#L", 1)[1]) for link in links} == {16, 33}
 
 
 def test_links_follow_the_github_server_of_the_run(example_repo: Repo) -> None:
@@ -144,7 +144,7 @@ def test_links_follow_the_github_server_of_the_run(example_repo: Repo) -> None:
     ghes = {"GITHUB_REPOSITORY": "data/pipes", "GITHUB_SERVER_URL": "https://ghe.corp.example"}
     result = diff(example_repo, "--facts", str(example_repo.path / "facts.yaml"), environ=ghes)
     links = render_html(result.stdout).links
-    assert f"https://ghe.corp.example/data/pipes/blob/{head}/rivet/replica_a.yaml#L32" in links
+    assert f"https://ghe.corp.example/data/pipes/blob/{head}/rivet/replica_a.yaml#L33" in links
     assert not any(link.startswith("https://github.com/data/") for link in links)
 
 
@@ -216,7 +216,7 @@ def test_each_finding_once_plurals_and_a_legend(example_repo: Repo) -> None:
         "    table: ops.audit_log\n    mode: full\n",
         "    table: ops.audit_log\n    mode: incremental\n")})
     body = diff(example_repo, "--facts", str(example_repo.path / "facts.yaml")).stdout
-    assert body.count("incremental mode requires cursor_column") == 1
+    assert body.count("incremental mode needs cursor_column") == 1
     assert "(s)" not in body
     assert "❌ gate failed (1 blocking finding) — 1 export changed" in body
     assert "1 export changed" in body

@@ -170,7 +170,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert marker is not None and marker.head_sha == head1 and marker.gate_id == "default"
     assert comment["login"] == BOT
     assert re.search(r"\[`order_items`\]\(https://github\.com/acme/warehouse/blob/"
-                     rf"{head1}/rivet/replica_a\.yaml#L32\): 🔒 must now run alone",
+                     rf"{head1}/rivet/replica_a\.yaml#L33\): 🔒 must now run alone",
                      comment["body"])
     assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == (
         comment["body"])

@@ -151,13 +151,13 @@ def test_secrets_filled_into_planning_fields_never_reach_any_output(
     result, outputs = run_action(gh, ws, head, facts="facts.yaml", env={
         "ORDERS_REPLICA_URL": secret_url, "DEPLOY_API_TOKEN": "tok_9f8e7d6c5b4a"})
     # `${...}` in pull-request content is filled only from `env-allow` names (none here), so
-    # the placeholders stay unset: config errors the PR introduced, and nothing to leak.
-    assert result.code == 1, result.stderr + result.stdout
+    # the placeholders stay unset: environment-dependent notes (docs/configs.md), nothing to leak.
+    assert result.code == 0, result.stderr + result.stdout
     written = [(ws.path / "plan.json").read_text(), result.stdout, result.stderr,
                (ws.path / "rivet-ci-comment-default.md").read_text(),
                (ws.runner_temp / "summary.md").read_text(), outputs.read_text(),
                *(c["body"] for c in gh.comments(REPO, PR))]
-    assert "environment variable DEPLOY_API_TOKEN is not set" in written[0]
+    assert "${DEPLOY_API_TOKEN} is not set" in written[0]
     for text in written:
         assert "Sup3rS3cretPw" not in text
         assert "tok_9f8e7d6c5b4a" not in text

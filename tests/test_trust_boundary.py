@@ -122,6 +122,8 @@ exports:
   - name: orders
     table: public.orders
     mode: full
+    format: parquet
+    destination: {type: local}
 """
 
 
@@ -155,16 +157,17 @@ def test_placeholders_in_pr_content_are_filled_only_from_env_allow(
     head = ws.repo.commit("leak", {"rivet/leak.yaml": (
         "source:\n  type: postgres\n  url_env: ORDERS_REPLICA_URL\nexports:\n"
         "  - name: leak\n    table: ${SCHEMA}.t\n    mode: full\n"
-        "    source_group: ${DB_PASSWORD}\n"
+        "    source_group: ${DB_PASSWORD}\n    format: csv\n    destination: {type: stdout}\n"
         "  - name: fine\n    table: public.t\n    mode: full\n"
-        "    source_group: ${SCHEMA}_group\n")})
+        "    source_group: ${SCHEMA}_group\n    format: csv\n    destination: {type: stdout}\n")})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, env_allow="SCHEMA",
                            env={"DB_PASSWORD": DB_PASSWORD, "SCHEMA": "analytics"})
     plan = (ws.path / "plan.json").read_text(encoding="utf-8")
-    assert "environment variable DB_PASSWORD is not set" in plan
+    assert "${DB_PASSWORD} is not set" in plan  # kept as written, never filled
     assert '"analytics_group"' in plan  # the allowed name was filled
-    assert result.code == 1  # the unset placeholder is a config error the PR introduced
+    # An unset placeholder depends on the environment: a note (docs/configs.md), not a block.
+    assert result.code == 0
 
     refused, _ = run_action(gh, ws, head, env_allow="SCHEMA, DB_PASSWORD")
     assert refused.code == 2
