@@ -135,7 +135,8 @@ def test_a_whole_process_keeps_secrets_out_of_stdout_and_stderr(tmp_path: Path) 
     password = "Whole-Pr0cess@Secret&<x>"
     config = tmp_path / "orders.yaml"
     config.write_text("source:\n  type: postgres\n  url_env: SRC_URL\nexports:\n"
-                      "  - name: orders\n    table: public.orders\n    mode: full\n")
+                      "  - name: orders\n    table: public.orders\n    mode: full\n"
+                      "    format: parquet\n    destination: {type: local}\n")
     env = {**{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")},
            "PYTHONPATH": str(REPO_ROOT), "DB_PASSWORD": password,
            "SRC_URL": f"postgresql://etl:{password.replace('@', '%40')}@127.0.0.1:{port}/x"}
