@@ -175,7 +175,7 @@ def test_a_credential_substituted_into_a_source_url_is_never_echoed(tmp_path: Pa
         "source:\n  type: postgres\n"
         f"  url: postgresql://etl:${{X}}@127.0.0.1:{port}/orders\n"
         "exports:\n  - name: orders\n    table: public.orders\n    mode: full\n"
-        "    source_group: grp-${X}\n")
+        "    source_group: grp-${X}\n    format: parquet\n    destination: {type: local}\n")
     out, err = io.StringIO(), io.StringIO()
     code = cli.run(["plan", "a.yaml", "--live", "--format", "json", "--connect-timeout", "2"],
                    Context(stdout=out, stderr=err, environ={"X": "Plain-Name-Pw-77"},
