@@ -49,6 +49,50 @@ def commands_to_register(argv: Sequence[str]) -> list[str]:
     return list(COMMANDS)
 
 
+# Two examples end every subcommand's --help (tests/test_cli_help.py checks each has them).
+EXAMPLES: dict[str, tuple[str, str]] = {
+    "plan": ("rivet-ci plan rivet/ --facts facts.yaml",
+             "rivet-ci plan rivet/orders.yaml --facts facts.yaml --export events --format json"),
+    "facts": ("rivet-ci facts rivet/ --output facts.yaml",
+              "rivet-ci facts rivet/orders.yaml --statement-timeout 2 --output facts.json"),
+    "diff": ("rivet-ci diff --base origin/main --facts facts.yaml",
+             "rivet-ci diff --base main --head HEAD --fail-on new-isolation --output plan.json"),
+    "show": ("rivet-ci show plan.json",
+             "rivet plan --format json > rivet.json && rivet-ci show rivet.json --format json"),
+    "action": ("INPUT_FACTS=facts.yaml GITHUB_EVENT_PATH=event.json ... rivet-ci action",
+               "docker run --rm -v \"$PWD:/github/workspace\" -e GITHUB_EVENT_PATH ... rivet-ci"),
+    "post": ("rivet-ci post --comment-file rivet-ci-comment-default.md --pr 42",
+             "rivet-ci post --comment-file comment.md --run-id 4242 --id warehouse"),
+}
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Keeps the examples' line breaks and says every option's default."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if ("default" in text or action.default is argparse.SUPPRESS or action.required
+                or not action.option_strings):
+            return text
+        if action.default in (None, False):
+            return text + " (default: off)" if isinstance(action, argparse._StoreTrueAction) \
+                else text + " (default: none)"
+        return text + " (default: %(default)s)"
+
+
+def _document(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, parser in sub.choices.items():
+        parser.formatter_class = _HelpFormatter
+        examples = EXAMPLES.get(name)
+        if examples:
+            parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rivet-ci",
@@ -57,6 +101,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in commands_to_register(argv) if argv else COMMANDS:
         importlib.import_module(COMMANDS[name]).register(sub)
+    _document(sub)
     return parser
 
 

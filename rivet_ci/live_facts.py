@@ -32,9 +32,11 @@ def add_live_arguments(p: argparse.ArgumentParser) -> None:
                         ".rivet_state.db beside each config)")
     g.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="server-side timeout of every probe (default 5)")
-    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS")
+    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="give up connecting to a source after this long (default 5)")
     g.add_argument("--range-probe-bound", type=int, default=1_000_000, metavar="ROWS",
-                   help="probe min/max of an unindexed column only below this row estimate")
+                   help="probe min/max of an unindexed column only below this row estimate "
+                        "(default 1000000)")
     g.add_argument("--max-connections-per-group", type=int, default=1, metavar="N",
                    help="concurrent connections per source_group and per source (default 1)")
 

@@ -70,7 +70,10 @@ def test_reads_a_single_rivet_object() -> None:
     plan = read_plan(json.loads(json.dumps(RIVET_OBJECT)), path="plan.json")
     (config,) = plan.configs
     (export,) = config.exports
-    assert (export.export_name, export.strategy, export.signals) == ("orders", "incremental", None)
+    assert (export.export_name, export.strategy) == ("orders", "incremental")
+    # The diagnostics come back as far as `show` prints them (its Preflight lines).
+    assert export.signals is not None
+    assert (export.signals.verdict, export.signals.row_estimate) == ("EFFICIENT", 500_000)
     rec = export.recommendation
     assert (rec.priority_score, rec.source_group, rec.reason_kinds) == (
         58, "replica_a", ("large_table",))

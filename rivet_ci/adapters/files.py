@@ -6,9 +6,10 @@ Unreadable files become problems (never exceptions), so one broken file never hi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text
+from rivet_ci.core.config_loader import LoadedConfig, load_config_text, looks_like_config
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.facts_loader import is_facts_document, load_facts_text
 from rivet_ci.core.problems import Problem
@@ -24,13 +25,61 @@ def display_path(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def expand_config_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; directories expanded to their YAML files (sorted, recursively)."""
+# Directories a walk never enters: hidden ones (.git, .venv, .github, ...), virtual
+# environments (any directory holding a pyvenv.cfg) and these well-known dependency folders.
+SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "__pycache__", "venv", "env"})
+
+
+@dataclass
+class WalkSkips:
+    """What a directory walk left out, so the command can say so."""
+
+    directories: list[str] = field(default_factory=list)
+    not_rivet: list[str] = field(default_factory=list)  # YAML without `source:` / `exports:`
+
+
+def _skipped_directory(path: Path) -> bool:
+    return (path.name.startswith(".") or path.name in SKIPPED_DIRECTORIES
+            or (path / "pyvenv.cfg").is_file())
+
+
+def _walk(root: Path, skips: WalkSkips) -> list[Path]:
+    out: list[Path] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            if _skipped_directory(entry):
+                skips.directories.append(entry.as_posix())
+            else:
+                out.extend(_walk(entry, skips))
+        elif entry.suffix in CONFIG_SUFFIXES and entry.is_file() and not (
+                entry.name.startswith(".")):
+            if _looks_like_rivet(entry):
+                out.append(entry)
+            else:
+                skips.not_rivet.append(entry.as_posix())
+    return out
+
+
+def _looks_like_rivet(path: Path) -> bool:
+    try:
+        return looks_like_config(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return True  # the loader reports why it cannot be read
+
+
+def expand_config_paths(paths: Iterable[Path], skips: WalkSkips | None = None) -> list[Path]:
+    """Files as given; directories walked for their rivet YAML files (sorted, recursively),
+    skipping hidden and virtual-env directories and YAML that is not a rivet config (no
+    top-level `source:` or `exports:`); `skips` collects what was left out."""
+    skips = skips if skips is not None else WalkSkips()
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES
-                              and p.is_file()))
+            out.extend(_walk(path, skips))
         else:
             out.append(path)
     return out

@@ -32,24 +32,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="head commit (default: the working tree when it has uncommitted "
                         "changes to matching files, else HEAD)")
     p.add_argument("--configs", action="append", metavar="GLOB",
-                   help="config globs (repeatable; default: the action's default globs)")
-    p.add_argument("--facts", type=Path, metavar="FILE", help="facts file for both sides")
+                   help="config globs (repeatable; default: rivet/**/*.yaml and "
+                        "**/*.rivet.yaml, as the action)")
+    p.add_argument("--facts", type=Path, metavar="FILE",
+                   help="facts file for both sides (default: none — low confidence)")
     p.add_argument("--fail-on", action="append", metavar="RULE", dest="fail_on",
-                   help="gate policy rule (repeatable); added to the always-on config-error "
-                        "and no-configs, `none` alone turns everything off")
+                   help="gate policy rule (repeatable): new-isolation, new-warning, "
+                        "score-drop:N, wave-later, low-confidence; added to the always-on "
+                        "config-error and no-configs; `none` alone turns everything off "
+                        "(default: config-error, no-configs)")
     p.add_argument("--waivers", default=DEFAULT_WAIVERS_FILE, metavar="PATH",
                    help="waivers file, read from the base revision (default: "
                         f"{DEFAULT_WAIVERS_FILE}; absent means none)")
     p.add_argument("--waiver-in-pr", choices=("block", "allow"), default="block",
                    help="whether a waiver this change adds itself applies (default: block — "
                         "reported, not applied)")
-    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    p.add_argument("--output", type=Path, metavar="FILE", help="also write plan.json here")
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                   help="print the PR comment (markdown) or the plan document with the diff "
+                        "and the gate (json) (default: markdown)")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="also write plan.json here (default: none)")
     p.add_argument("--repo", type=Path, default=None, metavar="DIR",
                    help="the git repository (default: the current directory)")
     p.add_argument("--template-dir", type=Path, metavar="DIR",
-                   help="folder with a comment.md.j2 that may extend base/comment.md.j2")
-    p.add_argument("--id", default="default", dest="gate_id", help="gate id for the marker")
+                   help="folder with a comment.md.j2 that may extend base/comment.md.j2 "
+                        "(default: the built-in template)")
+    p.add_argument("--id", default="default", dest="gate_id",
+                   help="gate id for the marker (default: default)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

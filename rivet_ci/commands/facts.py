@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("facts", help="capture a facts file from the live sources",
                        description="Observe every export on its source (read-only EXPLAIN and "
                                    "bounded probes) and write a rivet-ci-facts/1 file.")
-    p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG")
+    p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
+                   help="config files, or directories searched for rivet *.yaml / *.yml")
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="write here (.yaml/.yml → YAML, else JSON); default: stdout as JSON")
     add_live_arguments(p)

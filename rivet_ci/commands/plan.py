@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from rivet_ci import __version__
 from rivet_ci.adapters.files import (
+    WalkSkips,
     display_path,
     expand_config_paths,
     is_facts_file,
@@ -16,11 +17,12 @@ from rivet_ci.adapters.files import (
     load_facts_file,
 )
 from rivet_ci.context import Context
+from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.document import dump_json, plan_document
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.pretty import NO_FACTS_NOTE, render_pretty
+from rivet_ci.core.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
 from rivet_ci.core.problems import Problem
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
@@ -33,17 +35,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Plan rivet export configs: source-aware priority scores, "
                                    "waves, isolation flags and the campaign view.")
     p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
-                   help="config files, or directories searched for *.yaml / *.yml")
+                   help="config files, or directories searched for rivet *.yaml / *.yml "
+                        "(hidden and virtual-env directories skipped)")
     p.add_argument("--facts", type=Path, metavar="FILE",
-                   help="facts file (rivet-ci-facts/1, JSON or YAML) captured by `rivet-ci facts`")
+                   help="facts file (rivet-ci-facts/1, JSON or YAML) captured by "
+                        "`rivet-ci facts` (default: none — low confidence)")
     p.add_argument("--export", action="append", metavar="NAME", dest="exports",
-                   help="plan only this export (repeatable)")
+                   help="print only this export, planned with its whole campaign "
+                        "(repeatable; default: every export)")
     p.add_argument("--format", choices=("pretty", "json"), default="pretty",
                    help="what to print on stdout (default: pretty)")
     p.add_argument("--output", type=Path, metavar="FILE",
-                   help="also write the JSON plan document (rivet-ci-plan/1) to FILE")
+                   help="also write the JSON plan document (rivet-ci-plan/1) to FILE "
+                        "(default: none)")
     p.add_argument("--live", action="store_true",
-                   help="collect facts now from the live sources (instead of --facts)")
+                   help="collect facts now from the live sources (instead of --facts; "
+                        "default: off)")
     add_live_arguments(p)
 
 
@@ -76,8 +83,19 @@ def load_configs(paths: list[Path], ctx: Context, *,
     """Load the configs named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them."""
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
-    expanded = [p for p in expand_config_paths(ctx.cwd / p for p in paths)
+    skips = WalkSkips()
+    expanded = [p for p in expand_config_paths((ctx.cwd / p for p in paths), skips)
                 if p.resolve() not in skip]
+    if skips.directories or skips.not_rivet:
+        parts = []
+        if skips.directories:
+            parts.append(plural(len(skips.directories), "hidden or virtual-env directory",
+                                "hidden or virtual-env directories"))
+        if skips.not_rivet:
+            parts.append(f"{plural(len(skips.not_rivet), 'YAML file')} without a top-level "
+                         "`source:` or `exports:`")
+        ctx.stderr.write(f"rivet-ci: skipped {' and '.join(parts)} (name a file to plan it "
+                         "anyway)\n")
     # A facts document is never a config, even when a directory or glob sweeps it in.
     facts_documents = [p for p in expanded if is_facts_file(p)]
     for path in facts_documents:
@@ -128,9 +146,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if elapsed > 1.0 or ctx.interactive:
         ctx.stderr.write(f"rivet-ci: planned {len(plan.exports)} export(s) from "
                          f"{len(plan.configs)} file(s) in {elapsed:.2f} s\n")
+    for line in problem_lines(plan):  # each problem once, on stderr; the plan on stdout
+        ctx.stderr.write(line + "\n")
     errors = [p for p in plan.all_problems if p.severity == "error"]
-    for problem in errors[:50]:
-        ctx.stderr.write(f"error: {problem.render()}\n")
-    if len(errors) > 50:
-        ctx.stderr.write(f"... and {len(errors) - 50} more (see the plan document)\n")
     return USAGE_ERROR if errors else OK

@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--repo", metavar="OWNER/NAME",
                    help="repository of the pull request (default: GITHUB_REPOSITORY)")
     target = p.add_mutually_exclusive_group()
-    target.add_argument("--pr", type=int, metavar="N", help="pull request number")
+    target.add_argument("--pr", type=int, metavar="N",
+                        help="pull request number (default: found from --run-id / the event)")
     target.add_argument("--run-id", type=int, metavar="ID",
                         help="id of the triggering workflow run; must match the workflow_run "
                              "event at GITHUB_EVENT_PATH, which names the pull request")

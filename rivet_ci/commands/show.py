@@ -14,7 +14,7 @@ from pathlib import Path
 from rivet_ci import __version__
 from rivet_ci.context import Context
 from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
-from rivet_ci.core.pretty import render_pretty
+from rivet_ci.core.pretty import problem_lines, render_pretty
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 
@@ -23,8 +23,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("show", help="print a plan JSON (rivet-ci's or rivet's own)",
                        description="Read a rivet-ci plan document or a rivet plan artifact and "
                                    "print it as Priority / Campaign blocks or as rivet-ci-plan/1.")
-    p.add_argument("plan", type=Path, metavar="PLAN_JSON")
-    p.add_argument("--format", choices=("pretty", "json"), default="pretty")
+    p.add_argument("plan", type=Path, metavar="PLAN_JSON",
+                   help="a rivet-ci plan.json, or rivet's `rivet plan --format json` output")
+    p.add_argument("--format", choices=("pretty", "json"), default="pretty",
+                   help="what `plan` prints (pretty) or a rivet-ci-plan/1 document (json) "
+                        "(default: pretty)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -43,4 +46,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                                                  version=__version__)))
     else:
         ctx.stdout.write(render_pretty(plan))
+        for line in problem_lines(plan):  # as `plan` does: problems once, on stderr
+            ctx.stderr.write(line + "\n")
     return OK

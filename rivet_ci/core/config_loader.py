@@ -47,6 +47,15 @@ ALIAS_EXPANSION_FLOOR = 10_000
 _PLACEHOLDERS = re.compile(r"(?=\$\{([^}]*)\})")
 
 
+_TOP_LEVEL_KEY = re.compile(r"^(?:source|exports)[ \t]*:", re.MULTILINE)
+
+
+def looks_like_config(text: str) -> bool:
+    """Whether a YAML text has a top-level `source:` or `exports:` key — what a directory walk
+    needs to tell a rivet config (even a broken one) from a workflow or compose file."""
+    return _TOP_LEVEL_KEY.search(text) is not None
+
+
 class LoadedConfig(BaseModel):
     """A config file as far as it could be understood: valid exports plus every problem."""
 

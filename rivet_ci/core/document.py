@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
+from rivet_ci.core.signals import Signals
 
 PLAN_FORMAT = "rivet-ci-plan/1"
 
@@ -140,7 +141,8 @@ def read_plan(data: Any, *, path: str) -> Plan:
     """Read a `rivet-ci-plan/1` document, or rivet's own plan JSON (one object or an array).
 
     Older rivet artifacts lack `integrity`, `campaign` and `strategy_rationale`: all optional here.
-    Signals are not reconstructed; the recommendation, strategy and diagnostics are. Anything
+    Signals are reconstructed only as far as `show` prints them (verdict, warnings, row
+    estimate, chunk count); the recommendation, strategy and diagnostics are read. Anything
     malformed raises `PlanReadError`.
     """
     try:
@@ -194,9 +196,26 @@ def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
     return PlannedExport(
         config_path=str(raw.get("config", path)), line=raw.get("line"),
         export_name=str(raw["export_name"]), mode=str(raw.get("mode", strategy)),
-        strategy=strategy, signals=None, history=None, recommendation=rec,
-        preflight_error=diagnostics.get("preflight_error"),
+        strategy=strategy, signals=_read_signals(raw, strategy), history=None,
+        recommendation=rec, preflight_error=diagnostics.get("preflight_error"),
     )
+
+
+def _read_signals(raw: dict[str, Any], strategy: str) -> Signals | None:
+    """What `show` needs to print the Preflight lines `plan` prints: the verdict, warnings and
+    the computed row estimate / chunk count (None when the document has no diagnostics)."""
+    computed, diagnostics = raw.get("computed"), raw.get("diagnostics")
+    if not isinstance(diagnostics, dict) or "verdict" not in diagnostics:
+        return None
+    computed = computed if isinstance(computed, dict) else {}
+    try:
+        return Signals(
+            strategy=strategy,
+            row_estimate=computed.get("row_estimate"), chunk_count=computed.get("chunk_count"),
+            verdict=str(diagnostics["verdict"]),
+            warnings=tuple(str(w) for w in diagnostics.get("warnings") or ()))
+    except ValidationError:
+        return None
 
 
 def _read_config(raw: dict[str, Any]) -> ConfigPlan:

@@ -146,12 +146,14 @@ def plan_configs(
     configs: Sequence[LoadedConfig], facts: FactsFile | None, origin: FactsOrigin,
     problems: Sequence[Problem] = (), *, only_exports: frozenset[str] | None = None,
 ) -> Plan:
-    """Plan several config files; `only_exports` restricts planning to the named exports."""
-    plans = []
-    for loaded in configs:
-        selected = loaded
-        if only_exports is not None:
-            kept = tuple(e for e in loaded.exports if e.name in only_exports)
-            selected = loaded.model_copy(update={"exports": kept})
-        plans.append(plan_config(selected, facts))
+    """Plan several config files; `only_exports` keeps only the named exports in the result.
+
+    The whole campaign is planned first, so a chosen export keeps what its siblings decide for
+    it (`isolate_on_source` and its reason); each file keeps its full campaign view. A file
+    without a chosen export is left out."""
+    plans = [plan_config(loaded, facts) for loaded in configs]
+    if only_exports is not None:
+        plans = [c.model_copy(update={"exports": kept}) for c in plans
+                 if (kept := tuple(e for e in c.exports if e.export_name in only_exports))
+                 or c.problems]
     return Plan(configs=tuple(plans), facts=origin, problems=tuple(problems))

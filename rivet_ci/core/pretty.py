@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rivet_ci.core.comment_view import plural
 from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.signals import PREFLIGHT_FAILED_VERDICT, PREFLIGHT_FAILED_WARNING
 
@@ -60,12 +61,22 @@ def render_pretty(plan: Plan) -> str:
         if block:
             out.extend(block)
             out.append("")
+    # Problems are printed once, on stderr (`problem_lines`); the plan only counts them.
     problems = plan.all_problems
-    if problems:
-        out.append(f"Problems   : {len(problems)}")
-        out.extend(f"  {p.severity}: {p.render()}" for p in problems)
-        out.append("")
-    exports = plan.exports
-    out.append(f"Planned {len(exports)} export(s) in {len(plan.configs)} config file(s); "
-               f"{sum(1 for p in problems if p.severity == 'error')} error(s).")
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
+    tail = "no errors" if not errors else f"{plural(errors, 'error')} (on stderr)"
+    if warnings:
+        tail += f", {plural(warnings, 'warning')}"
+    out.append(f"Planned {plural(len(plan.exports), 'export')} in "
+               f"{plural(len(plan.configs), 'config file')}; {tail}.")
     return "\n".join(out) + "\n"
+
+
+def problem_lines(plan: Plan, limit: int = 50) -> list[str]:
+    """Each problem once, for stderr: `error: file:line: field: message` (then a count)."""
+    problems = sorted(plan.all_problems, key=lambda p: p.severity != "error")
+    lines = [f"{p.severity}: {p.render()}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"... and {len(problems) - limit:,} more (see the plan document)")
+    return lines
