@@ -52,7 +52,8 @@ def test_show_prints_what_plan_prints(tmp_path: Path) -> None:
 def test_each_error_once_on_stderr_and_the_plan_on_stdout(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "source: {type: postgres, url_env: X_URL}\nexports:\n"
-        "  - {name: a, table: t, mode: incremental}\n", encoding="utf-8")
+        "  - {name: a, table: t, mode: incremental, format: parquet, "
+        "destination: {type: local}}\n", encoding="utf-8")
     code, out, err = cli(tmp_path, "plan", "bad.yaml")
     assert code == 2
     message = "incremental mode requires cursor_column"
