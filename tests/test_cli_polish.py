@@ -56,7 +56,7 @@ def test_each_error_once_on_stderr_and_the_plan_on_stdout(tmp_path: Path) -> Non
         "destination: {type: local}}\n", encoding="utf-8")
     code, out, err = cli(tmp_path, "plan", "bad.yaml")
     assert code == 2
-    message = "incremental mode requires cursor_column"
+    message = "incremental mode needs cursor_column"
     assert (out + err).count(message) == 1
     assert message in err
     assert "1 error (on stderr)" in out
