@@ -218,6 +218,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     redact.add(state_url)
     # `${...}` in pull-request content is filled only from the `env-allow` variables.
     allowed = {name: ctx.environ[name] for name in settings.env_allow if name in ctx.environ}
+    # The workflow's `params` input is trusted: it wins over the environment, as `--param`.
+    allowed.update(item.partition("=")[::2] for item in settings.params)
 
     def read_url_file(path: str) -> str:
         data = trusted.read_file(Path(path), "url-file")

@@ -30,6 +30,7 @@ from rivet_ci.sink import RedactingStream, logging_to
 # drivers for live preflight, Jinja for the comment) and `rivet-ci --version` imports none.
 COMMANDS: dict[str, str] = {
     "plan": "rivet_ci.commands.plan",
+    "check": "rivet_ci.commands.check",
     "facts": "rivet_ci.commands.facts",
     "diff": "rivet_ci.commands.diff",
     "show": "rivet_ci.commands.show",

@@ -66,6 +66,7 @@ _INPUTS: dict[str, str] = {
     "base_ref": "base-ref",
     "template_dir": "template-dir",
     "env_allow": "env-allow",
+    "params": "params",
     "add_mask": "add-mask",
     "waivers": "waivers",
     "waiver_in_pr": "waiver-in-pr",
@@ -131,6 +132,8 @@ class ActionSettings(BaseModel):
     template_dir: Path | None = None
     # Variables whose values may fill `${...}` in pull-request content (docs/security.md).
     env_allow: tuple[str, ...] = ()
+    # `--param KEY=VALUE` items, one a line: they fill `${KEY}` and win over the environment.
+    params: tuple[str, ...] = ()
     # Values to mask in every output; the redactor reads them from INPUT_ADD-MASK itself
     # (rivet_ci.redaction), before settings are even parsed.
     add_mask: SecretStr | None = Field(default=None, repr=False)
@@ -155,6 +158,22 @@ class ActionSettings(BaseModel):
     @classmethod
     def _split_names(cls, value: Any) -> Any:
         return _split_list(value)
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _split_params(cls, value: Any) -> Any:
+        if isinstance(value, str):  # one KEY=VALUE a line (a value may hold commas)
+            return tuple(line.strip() for line in value.splitlines() if line.strip())
+        return value
+
+    @field_validator("params")
+    @classmethod
+    def _check_params(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [item for item in value if "=" not in item]
+        if bad:
+            raise PydanticCustomError("param", "{items}: each line must be KEY=VALUE",
+                                      {"items": ", ".join(repr(b) for b in bad)})
+        return value
 
     @field_validator("env_allow")
     @classmethod

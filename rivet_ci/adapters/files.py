@@ -5,7 +5,7 @@ Unreadable files become problems (never exceptions), so one broken file never hi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,15 +98,19 @@ def read_text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def load_config_file(path: Path, *, root: Path, environ: Mapping[str, str]) -> LoadedConfig:
+def load_config_file(path: Path, *, root: Path, environ: Mapping[str, str],
+                     params: Mapping[str, str] | None = None,
+                     path_exists: Callable[[str], bool] | None = None) -> LoadedConfig:
     shown = display_path(path, root)
     try:
         text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        rule = "R1" if isinstance(exc, FileNotFoundError) else "R2"
         return LoadedConfig(path=shown, source=None, exports=(), export_lines={},
-                            problems=(Problem(file=shown, message=f"cannot read: {reason}"),))
-    return load_config_text(shown, text, environ)
+                            problems=(Problem(file=shown, message=f"cannot read: {reason}",
+                                              rule=rule),))
+    return load_config_text(shown, text, environ, params=params, path_exists=path_exists)
 
 
 def load_facts_file(path: Path, *, root: Path) -> tuple[FactsFile | None, list[Problem]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from rivet_ci.commands.plan import load_configs
+from rivet_ci.config_options import add_config_arguments
 from rivet_ci.context import Context
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.live_facts import add_live_arguments, collect_live
@@ -28,10 +29,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="write here (.yaml/.yml → YAML, else JSON); default: stdout as JSON")
     add_live_arguments(p)
+    add_config_arguments(p)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    configs = load_configs(args.configs, ctx, not_configs=(args.output,))
+    configs = load_configs(args.configs, ctx, not_configs=(args.output,), args=args)
     facts = collect_live(configs, args, ctx)
     # Absent means unknown in the facts contract, so unknowns are left out, not written as null.
     data = {"format": facts.format,

@@ -16,6 +16,12 @@ from rivet_ci.adapters.files import (
     load_config_file,
     load_facts_file,
 )
+from rivet_ci.config_options import (
+    add_config_arguments,
+    parse_params,
+    path_checker,
+    warn_unused_params,
+)
 from rivet_ci.context import Context
 from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
@@ -52,6 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="collect facts now from the live sources (instead of --facts; "
                         "default: off)")
     add_live_arguments(p)
+    add_config_arguments(p)
 
 
 def load_facts_arg(path: Path | None, ctx: Context, *, strict: bool = False,
@@ -79,7 +86,8 @@ def facts_errors(problems: list[Problem]) -> list[Problem]:
 
 
 def load_configs(paths: list[Path], ctx: Context, *,
-                 not_configs: tuple[Path | None, ...] = ()) -> list[LoadedConfig]:
+                 not_configs: tuple[Path | None, ...] = (),
+                 args: argparse.Namespace | None = None) -> list[LoadedConfig]:
     """Load the configs named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them."""
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
@@ -104,7 +112,13 @@ def load_configs(paths: list[Path], ctx: Context, *,
     expanded = [p for p in expanded if p not in facts_documents]
     if not expanded:
         raise UsageError("no config files found: pass YAML files or directories holding them")
-    return [load_config_file(p, root=ctx.cwd, environ=ctx.environ) for p in expanded]
+    params = parse_params(getattr(args, "params", None))
+    exists = path_checker(args, ctx.cwd) if args is not None else None
+    configs = [load_config_file(p, root=ctx.cwd, environ=ctx.environ, params=params,
+                                path_exists=exists) for p in expanded]
+    if args is not None and args.command != "check":
+        warn_unused_params(params, configs, ctx.stderr)
+    return configs
 
 
 def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
@@ -118,7 +132,7 @@ def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> N
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     started = time.monotonic()
-    configs = load_configs(args.configs, ctx, not_configs=(args.facts, args.output))
+    configs = load_configs(args.configs, ctx, not_configs=(args.facts, args.output), args=args)
     if args.live and args.facts:
         raise UsageError("give either --facts FILE or --live, not both")
     if args.live:
