@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -698,7 +699,9 @@ def rules_table() -> str:
     """The Markdown table of every rule (docs/configs.md holds exactly this; a test checks)."""
     rows = ["| rule | class | severity | field | our message |", "|---|---|---|---|---|"]
     for rule in RULES:
-        message = rule.message.replace("|", "\\|").replace("{{", "{").replace("}}", "}")
+        message = "".join(literal + (f"<{field}>" if field is not None else "")
+                          for literal, field, _, _ in string.Formatter().parse(rule.message))
+        message = message.replace("|", "\\|")
         field = rule.field.replace("|", "\\|")
         rows.append(f"| `{rule.id}` | {rule.klass} | {rule.severity} | "
                     f"{f'`{field}`' if field else ''} | {message} |")

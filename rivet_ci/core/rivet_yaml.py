@@ -138,7 +138,10 @@ def has_unquoted_brace(raw: str) -> bool:
 
 def explicit_tag(node: yaml.Node) -> str | None:
     """The tag the user wrote (`!foo`, `!!str`), or None."""
-    return None if node.tag in _IMPLICIT else str(node.tag)
+    if node.tag in _IMPLICIT:
+        return None
+    tag = str(node.tag)
+    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
 
 
 def is_plain(node: yaml.ScalarNode) -> bool:
