@@ -54,6 +54,8 @@ def commands_to_register(argv: Sequence[str]) -> list[str]:
 EXAMPLES: dict[str, tuple[str, str]] = {
     "plan": ("rivet-ci plan rivet/ --facts facts.yaml",
              "rivet-ci plan rivet/orders.yaml --facts facts.yaml --export events --format json"),
+    "check": ("rivet-ci check rivet/",
+              "rivet-ci check rivet/orders.yaml -p SCHEMA=shop --check-environment --format json"),
     "facts": ("rivet-ci facts rivet/ --output facts.yaml",
               "rivet-ci facts rivet/orders.yaml --statement-timeout 2 --output facts.json"),
     "diff": ("rivet-ci diff --base origin/main --facts facts.yaml",
