@@ -44,6 +44,7 @@ from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GateResult, evaluate_gate, parse_policy
 from rivet_ci.core.problems import Problem
+from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.event import read_event
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
@@ -282,8 +283,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
         changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)),
         root=settings.workspace)
+    rivet_path = settings.rivet_artifact_path
+    if rivet_path is not None:
+        write(rivet_path, dump_json(rivet_document(pr.head.configs, created_at=ctx.now())),
+              root=settings.workspace)
     outputs: dict[str, str | int | bool] = {
         "plan-path": settings.for_output(settings.output_path),
+        "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
         "comment-url": "",
         "comment-file": settings.for_output(settings.comment_path),
         "changed-exports": len(pr.diff.changed_exports),

@@ -70,6 +70,7 @@ _INPUTS: dict[str, str] = {
     "add_mask": "add-mask",
     "waivers": "waivers",
     "waiver_in_pr": "waiver-in-pr",
+    "rivet_compatible_artifact": "rivet-compatible-artifact",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -141,6 +142,8 @@ class ActionSettings(BaseModel):
     waivers: str = ".rivet-ci/waivers.yaml"
     # Whether a waiver the pull request adds itself applies (`allow`) or is only reported.
     waiver_in_pr: Literal["block", "allow"] = "block"
+    # Also write the head plan as rivet's own artifact (`plan --format rivet-json`) here.
+    rivet_compatible_artifact: Path | None = None
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str
@@ -251,6 +254,13 @@ class ActionSettings(BaseModel):
     def output_path(self) -> Path:
         """Where to write the plan: ``output`` relative to the workspace (or absolute)."""
         return self.workspace / self.output
+
+    @property
+    def rivet_artifact_path(self) -> Path | None:
+        """Where to write rivet's own artifact of the head plan; None: not written."""
+        if self.rivet_compatible_artifact is None:
+            return None
+        return self.workspace / self.rivet_compatible_artifact
 
     @property
     def template_path(self) -> Path | None:

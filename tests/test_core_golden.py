@@ -1,4 +1,4 @@
-"""Golden files: the bundled example's pretty output and JSON document, byte for byte.
+"""Golden files: the example's pretty output, JSON document and rivet artifact, byte for byte.
 
 `tests/golden/plan/example.txt` and `example.json` are generated, never edited by hand. After an
 intended change of the output, regenerate them and review the diff:
@@ -38,6 +38,7 @@ def plan_example(*args: str) -> str:
 @pytest.mark.parametrize(("golden", "args"), [
     ("example.txt", ()),
     ("example.json", ("--format", "json")),
+    ("example.rivet.json", ("--format", "rivet-json")),
 ])
 def test_example_matches_its_golden_file(golden: str, args: tuple[str, ...]) -> None:
     actual = plan_example(*args)

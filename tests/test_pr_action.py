@@ -410,3 +410,32 @@ def test_the_template_dir_input_replaces_the_comment_template(
     assert result.code == 0, result.stderr
     (comment,) = gh.comments(REPO, PR)
     assert comment["body"].rstrip().endswith("_Ask #data-platform._")
+
+
+def test_rivet_compatible_artifact_is_rivets_shape_of_the_head_plan(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+
+    result, outputs_file = run_action(gh, ws, head, rivet_compatible_artifact="out/rivet.json")
+
+    assert result.code == 0, result.stderr
+    outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
+    assert outputs["rivet-artifact-path"] == "out/rivet.json"
+    artifacts = json.loads((ws.path / "out" / "rivet.json").read_text(encoding="utf-8"))
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    head_names = {e["export_name"] for c in plan["configs"] for e in c["exports"]}
+    assert {a["export_name"] for a in artifacts} == head_names
+    # rivet's Airflow recipe: plan[0]["prioritization"]["campaign"]["ordered_exports"]
+    ordered = artifacts[0]["prioritization"]["campaign"]["ordered_exports"]
+    assert {o["export_name"] for o in ordered} <= head_names
+    assert all(a["rivet_version"] == "0.24.5" and a["integrity"].startswith("xxh3:")
+               for a in artifacts)
+
+
+def test_no_rivet_artifact_unless_asked(gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, outputs_file = run_action(gh, ws, head)
+    assert result.code == 0, result.stderr
+    assert parse_outputs(outputs_file.read_text(encoding="utf-8"))["rivet-artifact-path"] == ""

@@ -30,6 +30,7 @@ from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
 from rivet_ci.core.problems import Problem
+from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.live_facts import add_live_arguments, collect_live, with_state_history
@@ -49,11 +50,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--export", action="append", metavar="NAME", dest="exports",
                    help="print only this export, planned with its whole campaign "
                         "(repeatable; default: every export)")
-    p.add_argument("--format", choices=("pretty", "json"), default="pretty",
-                   help="what to print on stdout (default: pretty)")
+    p.add_argument("--format", choices=("pretty", "json", "rivet-json"), default="pretty",
+                   help="what to print on stdout (default: pretty); json is rivet-ci-plan/1, "
+                        "rivet-json is rivet's own `rivet plan --format json` artifact")
     p.add_argument("--output", type=Path, metavar="FILE",
-                   help="also write the JSON plan document (rivet-ci-plan/1) to FILE "
-                        "(default: none)")
+                   help="also write the JSON plan to FILE: rivet's artifact with --format "
+                        "rivet-json, else rivet-ci-plan/1 (default: none)")
     p.add_argument("--live", action="store_true",
                    help="collect facts now from the live sources (instead of --facts; "
                         "default: off)")
@@ -122,12 +124,14 @@ def load_configs(paths: list[Path], ctx: Context, *,
 
 
 def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
-    document = plan_document(plan, generated_at=ctx.timestamp(), version=__version__)
-    text = dump_json(document)
+    if fmt == "rivet-json":
+        text = dump_json(rivet_document(plan.configs, created_at=ctx.now()))
+    else:
+        text = dump_json(plan_document(plan, generated_at=ctx.timestamp(), version=__version__))
     if output is not None:
         target = output if output.is_absolute() else ctx.cwd / output
         write_output(target, text, ctx.redact, root=ctx.cwd)
-    ctx.stdout.write(text if fmt == "json" else render_pretty(plan))
+    ctx.stdout.write(text if fmt != "pretty" else render_pretty(plan))
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from rivet_ci import __version__
 from rivet_ci.context import Context
@@ -30,10 +31,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(default: pretty)")
 
 
+def _load_json(text: str) -> Any:
+    """One JSON value, or — rivet before 0.10 printed a multi-export plan as objects back to
+    back — several concatenated objects, read as an array."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    index = 0
+    while index < len(text):
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index == len(text):
+            break
+        value, index = decoder.raw_decode(text, index)
+        items.append(value)
+    return items
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     path: Path = args.plan if args.plan.is_absolute() else ctx.cwd / args.plan
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _load_json(path.read_text(encoding="utf-8"))
         plan = read_plan(data, path=args.plan.as_posix())
     except OSError as exc:
         raise UsageError(f"cannot read {args.plan}: {exc.strerror or exc}") from None

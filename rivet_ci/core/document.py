@@ -15,9 +15,12 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from rivet_ci.core.config import Strategy
+from rivet_ci.core.diagnostics import PREFLIGHT_FAILED_VERDICT
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
+from rivet_ci.core.resolve import ResolvedStrategy
 from rivet_ci.core.signals import Signals
 
 PLAN_FORMAT = "rivet-ci-plan/1"
@@ -55,8 +58,11 @@ def export_json(export: PlannedExport, campaign: Campaign | None) -> dict[str, A
             "range_column": s.range_column, "cursor_range_observed": s.cursor_range_observed,
             "cursor_quality": s.cursor_quality, "freshness": s.freshness,
             "sparse_range_risk": s.sparse_range_risk, "reconcile_required": s.reconcile_required,
+            "resolved_strategy": s.resolved_strategy, "chunk_column": s.chunk_column,
+            "preflight_estimate": s.preflight_estimate, "estimate_label": s.estimate_label,
         }
-        diagnostics = {"verdict": s.verdict, "warnings": list(s.warnings)}
+        diagnostics = {"verdict": s.verdict, "warnings": list(s.warnings),
+                       "recommended_profile": s.recommended_profile}
     if export.preflight_error is not None:
         diagnostics["preflight_error"] = export.preflight_error
     if export.notes:
@@ -164,20 +170,70 @@ def _read_plan(data: Any, path: str) -> Plan:
     if not items or not all(isinstance(i, dict) and "export_name" in i for i in items):
         raise PlanReadError(f"{path}: not a rivet-ci plan ({PLAN_FORMAT}) nor a rivet plan "
                             f"artifact (objects with export_name and prioritization)")
-    exports = tuple(_read_export(i, path) for i in items)
-    campaign = next((_read_campaign(i["prioritization"]["campaign"]) for i in items
-                     if isinstance(i.get("prioritization"), dict)
-                     and i["prioritization"].get("campaign")), None)
-    config = ConfigPlan(path=path, source_type=None, exports=exports, campaign=campaign)
-    return Plan(configs=(config,), facts=FactsOrigin(kind="artifact", path=path))
+    # rivet plans one config per run; `plan --format rivet-json` may hold several, each
+    # artifact naming its `config_path`. Group them, config order kept.
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        groups.setdefault(str(item.get("config_path") or path), []).append(item)
+    read: list[ConfigPlan] = []
+    for config_path, members in groups.items():
+        exports = tuple(_read_export(i, config_path) for i in members)
+        campaign = next((_read_campaign(i["prioritization"]["campaign"]) for i in members
+                         if isinstance(i.get("prioritization"), dict)
+                         and i["prioritization"].get("campaign")), None)
+        read.append(ConfigPlan(path=config_path, source_type=_source_type(members[0]),
+                                  exports=exports, campaign=campaign))
+    return Plan(configs=tuple(read), facts=FactsOrigin(kind="artifact", path=path))
+
+
+def _source_type(item: dict[str, Any]) -> str | None:
+    rp = item.get("resolved_plan")
+    source = rp.get("source") if isinstance(rp, dict) else None
+    kind = source.get("type") if isinstance(source, dict) else None
+    return str(kind) if kind is not None else None
 
 
 def _read_campaign(raw: Any) -> Campaign:
+    """A campaign; rivet's `ordered_exports` holds recommendation objects, ours names."""
     try:
-        return Campaign.model_validate({**raw, "source_group_warnings":
+        ordered = [o["export_name"] if isinstance(o, dict) else o
+                   for o in raw.get("ordered_exports", [])]
+        return Campaign.model_validate({**raw, "ordered_exports": ordered,
+                                        "source_group_warnings":
                                         raw.get("source_group_warnings", [])})
-    except (ValidationError, AttributeError) as exc:
+    except (ValidationError, AttributeError, KeyError, TypeError) as exc:
         raise PlanReadError(f"invalid campaign: {exc}") from None
+
+
+# rivet's artifact tokens (`strategy`) and ours, to the prioritization kind
+_STRATEGY_TOKENS: dict[str, Strategy] = {
+    "full": "snapshot", "snapshot": "snapshot", "incremental": "incremental",
+    "chunked": "chunked", "keyset": "chunked", "timewindow": "time_window",
+    "time_window": "time_window",
+}
+_RESOLVED_TOKENS: dict[str, ResolvedStrategy] = {
+    "full": "full", "snapshot": "full", "incremental": "incremental", "chunked": "chunked",
+    "keyset": "keyset", "timewindow": "timewindow", "time_window": "timewindow",
+}
+# `resolved_plan.strategy` encodings (serde external tagging) to rivet's token
+_TAGS = {"Snapshot": "full", "Incremental": "incremental", "Chunked": "chunked",
+         "Keyset": "keyset", "TimeWindow": "timewindow"}
+
+
+def _strategy_token(raw: dict[str, Any], path: str) -> str:
+    token = raw.get("strategy")
+    if isinstance(token, dict):  # some rivet-ci documents nested {kind: ...}
+        token = token.get("kind")
+    if token is None:
+        rp = raw.get("resolved_plan")
+        tagged = rp.get("strategy") if isinstance(rp, dict) else None
+        tag = next(iter(tagged), None) if isinstance(tagged, dict) else tagged
+        token = _TAGS.get(str(tag), "full") if tag is not None else "full"
+    token = str(token)
+    if token not in _STRATEGY_TOKENS:
+        raise PlanReadError(f"{path}: export {raw.get('export_name')!r} has an unknown strategy "
+                            f"{token!r} (expected one of {', '.join(sorted(_STRATEGY_TOKENS))})")
+    return token
 
 
 def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
@@ -187,35 +243,32 @@ def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
     except (KeyError, TypeError, ValidationError) as exc:
         raise PlanReadError(f"{path}: export {raw.get('export_name')!r} has no valid "
                             f"prioritization.export_recommendation ({exc})") from None
-    strategy = raw.get("strategy", "snapshot")
-    if isinstance(strategy, dict):  # some rivet versions nest {kind: ...}
-        strategy = strategy.get("kind", "snapshot")
-    if strategy not in ("snapshot", "incremental", "chunked", "time_window"):
-        strategy = "snapshot"
+    token = _strategy_token(raw, path)
+    computed_raw = raw.get("computed") or {}
+    if isinstance(computed_raw.get("resolved_strategy"), str):
+        token = computed_raw["resolved_strategy"]
+    strategy = _STRATEGY_TOKENS[token]
     diagnostics = raw.get("diagnostics") or {}
+    computed = raw.get("computed") or {}
+    signals = None
+    if isinstance(diagnostics.get("verdict"), str):
+        warnings = diagnostics.get("warnings") or []
+        rows = computed.get("row_estimate")
+        chunks = computed.get("chunk_count")
+        signals = Signals(
+            strategy=strategy, resolved_strategy=_RESOLVED_TOKENS[token],
+            row_estimate=rows if isinstance(rows, int) else None,
+            chunk_count=chunks if isinstance(chunks, int) and chunks > 0 else None,
+            verdict=diagnostics["verdict"], warnings=tuple(str(w) for w in warnings),
+            recommended_profile=str(diagnostics.get("recommended_profile") or "balanced"),
+            preflight_failed=diagnostics["verdict"] == PREFLIGHT_FAILED_VERDICT,
+        )
     return PlannedExport(
         config_path=str(raw.get("config", path)), line=raw.get("line"),
         export_name=str(raw["export_name"]), mode=str(raw.get("mode", strategy)),
-        strategy=strategy, signals=_read_signals(raw, strategy), history=None,
-        recommendation=rec, preflight_error=diagnostics.get("preflight_error"),
+        strategy=strategy, signals=signals, history=None, recommendation=rec,
+        preflight_error=diagnostics.get("preflight_error"),
     )
-
-
-def _read_signals(raw: dict[str, Any], strategy: str) -> Signals | None:
-    """What `show` needs to print the Preflight lines `plan` prints: the verdict, warnings and
-    the computed row estimate / chunk count (None when the document has no diagnostics)."""
-    computed, diagnostics = raw.get("computed"), raw.get("diagnostics")
-    if not isinstance(diagnostics, dict) or "verdict" not in diagnostics:
-        return None
-    computed = computed if isinstance(computed, dict) else {}
-    try:
-        return Signals(
-            strategy=strategy,
-            row_estimate=computed.get("row_estimate"), chunk_count=computed.get("chunk_count"),
-            verdict=str(diagnostics["verdict"]),
-            warnings=tuple(str(w) for w in diagnostics.get("warnings") or ()))
-    except ValidationError:
-        return None
 
 
 def _read_config(raw: dict[str, Any]) -> ConfigPlan:

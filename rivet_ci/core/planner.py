@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.campaign import build_campaign
-from rivet_ci.core.config import Strategy
+from rivet_ci.core.config import ExportConfig, SourceConfig, Strategy
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ExportFacts, FactsFile
 from rivet_ci.core.history import HistorySummary, summarize_history
@@ -41,6 +41,7 @@ class PlannedExport(BaseModel):
     recommendation: ExportRecommendation
     preflight_error: str | None = None
     notes: tuple[str, ...] = ()
+    config: ExportConfig | None = None  # the export as configured (None when read from JSON)
 
     @property
     def verdict(self) -> str | None:
@@ -55,6 +56,7 @@ class ConfigPlan(BaseModel):
     path: str
     source_type: str | None
     source_environment: str | None = None
+    source: SourceConfig | None = None  # as configured (None when read from JSON)
     exports: tuple[PlannedExport, ...]
     campaign: Campaign | None
     problems: tuple[Problem, ...] = ()
@@ -123,7 +125,7 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
             export_name=export.name, mode=export.mode, strategy=signals.strategy,
             signals=signals, history=history, recommendation=rec,
             preflight_error=_preflight_error(entry, facts),
-            notes=(*signals.notes, *(entry.notes if entry else ())),
+            notes=(*signals.notes, *(entry.notes if entry else ())), config=export,
         )
         for export, (signals, history, entry), rec
         in zip(planned, derived, recommendations, strict=True)
@@ -132,7 +134,8 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         path=loaded.path,
         source_type=source_type,
         source_environment=loaded.source.environment if loaded.source else None,
-        exports=exports, campaign=campaign, problems=(*loaded.problems, *refusals),
+        source=loaded.source, exports=exports, campaign=campaign,
+        problems=(*loaded.problems, *refusals),
     )
 
 

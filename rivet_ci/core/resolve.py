@@ -62,6 +62,8 @@ class Detection(NamedTuple):
     windows: int | None = None
     span: int | None = None
     notes: tuple[str, ...] = ()
+    # (first low, last high, width) of `generate_chunks`: the windows themselves, on demand
+    geometry: tuple[int, int, int] | None = None
 
 
 def rust_debug(text: str) -> str:
@@ -291,6 +293,13 @@ def parse_date_flexible(text: str) -> int | None:
     return None
 
 
+def generate_chunks(low: int, high: int, width: int) -> list[list[int]]:
+    """rivet's `generate_chunks`: inclusive `[lo, hi]` windows, the last one ending at `high`."""
+    if high < low or width <= 0:
+        return []
+    return [[lo, min(lo + width - 1, high)] for lo in range(low, high + 1, width)]
+
+
 def window_count(low: int, high: int, width: int) -> int:
     """Number of windows of `generate_chunks(low, high, width)`."""
     if high < low or width <= 0:
@@ -326,18 +335,21 @@ def detect_chunks(
                     f"a date (expected YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)", "chunk_by_days")
             days.append(day)
         windows = window_count(days[0], days[1], export.chunk_by_days)
-        return Detection(windows=windows, span=_span(days[0], days[1], windows))
+        return Detection(windows=windows, span=_span(days[0], days[1], windows),
+                         geometry=(days[0], days[1], export.chunk_by_days))
     if export.chunk_dense:
         n = facts.key_span if facts.key_span is not None else facts.row_estimate
         if n is None:
             return Detection()
         windows = window_count(1, n, resolution.chunk_size) if n > 0 else 0
-        return Detection(windows=windows, span=n if windows else None)
+        return Detection(windows=windows, span=n if windows else None,
+                         geometry=(1, n, resolution.chunk_size) if windows else None)
     _null_probe(name, column, col)
     if facts.key_span is not None and not observed:
         width = _width(export, resolution, facts.key_span - 1)
         windows = window_count(0, facts.key_span - 1, width)
-        return Detection(windows=windows, span=facts.key_span if windows else None)
+        return Detection(windows=windows, span=facts.key_span if windows else None,
+                         geometry=(0, facts.key_span - 1, width) if windows else None)
     if not observed or col.min is None or col.max is None:
         return Detection()
     bounds: list[int] = []
@@ -365,7 +377,8 @@ def detect_chunks(
                             resolution.chunk_size)
         if note is not None:
             notes.append(note)
-    return Detection(windows=expected, span=_span(low, high, expected), notes=tuple(notes))
+    return Detection(windows=expected, span=_span(low, high, expected), notes=tuple(notes),
+                     geometry=(low, high, width) if expected else None)
 
 
 def _null_probe(name: str, column: str | None, col: ColumnFacts) -> None:

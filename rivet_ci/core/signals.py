@@ -80,6 +80,7 @@ class Signals(BaseModel):
     estimate_label: str | None = None
     recommended_profile: str = "balanced"
     notes: tuple[str, ...] = ()  # rivet's log warnings (downgrade, auto-resolved key, ...)
+    chunk_geometry: tuple[int, int, int] | None = None  # (first low, last high, window width)
 
 
 def derive_signals(
@@ -102,6 +103,7 @@ def derive_signals(
         "resolved_strategy": resolution.strategy, "chunk_column": resolution.column,
         "chunk_size": resolution.chunk_size or None, "notes": notes,
         "chunk_count": detection.windows if detection.windows else None,
+        "chunk_geometry": detection.geometry,
     }
     if facts is None or facts.preflight_error is not None:
         warnings = (PREFLIGHT_FAILED_WARNING, *validate)
