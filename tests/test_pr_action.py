@@ -176,7 +176,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         comment["body"])
     outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
     assert outputs == {
-        "plan-path": "plan.json",
+        "plan-path": "plan.json", "rivet-artifact-path": "",
         "comment-url": f"https://github.com/{REPO}/pull/{PR}#issuecomment-{comment['id']}",
         "comment-file": "rivet-ci-comment-default.md",
         "changed-exports": "2", "new-isolations": "2", "new-warnings": "1",
