@@ -44,7 +44,7 @@ CASES_DIR = Path(__file__).parent / "cases"
 RULES = (
     "rows", "risk", "strategy", "sparse", "reconcile", "freshness", "verdict", "history",
     "classes", "vectors", "verdict_table", "sparsity", "chunk_count", "cursor_quality",
-    "campaign", "warnings", "refusals", "row_estimate", "suggestion", "messages",
+    "campaign", "warnings", "refusals", "row_estimate", "suggestion", "messages", "validate",
 )
 INPUTS = ("signals", "export", "score", "verdict_inputs", "campaign")
 COMPANIONS = {"signals": {"history", "source_group"},
@@ -115,11 +115,20 @@ def run_signals(case: dict[str, Any]) -> tuple[ExportRecommendation, Any]:
     return rec, history
 
 
+def _as_loaded(value: Any) -> Any:
+    """YAML sequences as the config loader gives them to the strict models (tuples)."""
+    if isinstance(value, dict):
+        return {k: _as_loaded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_as_loaded(v) for v in value)
+    return value
+
+
 def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals] | Problem:
     """Plan the case's export; a refusal comes back as the `plan-refused` problem."""
     # `key: null` in a case removes a default of the file (the key is not given).
     given = {k: v for k, v in {**DEFAULT_EXPORT, **case["export"]}.items() if v is not None}
-    export = ExportConfig.model_validate(given)
+    export = ExportConfig.model_validate(_as_loaded(given))
     findings = export_findings(export, 0, None, top_level_load=False, path_exists=None)
     # rivet refuses a few knob conflicts at config-load (V-E20h/i) and again when planning; a
     # refusal case may use those, every other case must be a config rivet loads.

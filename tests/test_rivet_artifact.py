@@ -109,7 +109,9 @@ def test_strategy_rationale_reproduces_rivets_examples() -> None:
     from rivet_ci.core.config import ExportConfig
 
     def rationale(mode: str, rows: int, width: int, **extra: Any) -> str:
-        export = ExportConfig.model_validate({"name": "x", "table": "t", "mode": mode, **extra})
+        export = ExportConfig.model_validate({
+            "name": "x", "table": "t", "mode": mode, "format": "parquet",
+            "destination": {"type": "local", "path": "out"}, **extra})
         signals = Signals(strategy="snapshot", preflight_estimate=rows, avg_row_bytes=width)
         return strategy_rationale(export, signals)
 
@@ -214,3 +216,79 @@ def test_pre_0_10_concatenated_objects(tmp_path: Path) -> None:
     assert code == 0, err
     (config,) = json.loads(out)["configs"]
     assert [e["export_name"] for e in config["exports"]] == ["orders", "events"]
+
+
+WORKED_CONFIG = """\
+source:
+  type: postgres
+  url_env: PG_REPLICA_URL
+  environment: replica
+  tls:
+    mode: verify-full
+exports:
+  - name: orders
+    table: public.orders
+    mode: incremental
+    cursor_column: updated_at
+    format: parquet
+    destination: {type: s3, bucket: acme-lake, prefix: "raw/{export}/{date}/", region: eu-west-1}
+    source_group: replica_a
+  - name: events
+    table: public.events
+    mode: chunked
+    chunk_column: id
+    chunk_size: 1000000
+    parallel: 4
+    chunk_checkpoint: true
+    format: parquet
+    compression_profile: balanced
+    destination: {type: s3, bucket: acme-lake, prefix: "raw/{export}/{date}/", region: eu-west-1}
+    source_group: replica_a
+"""
+WORKED_FACTS: dict[str, Any] = {
+    "format": "rivet-ci-facts/1",
+    "captured_at": "2026-08-22T09:14:03Z",
+    "exports": {
+        "orders": {
+            "row_estimate": 24000000, "avg_row_bytes": 212, "max_connections": 200,
+            "columns": {"updated_at": {"indexed": True, "min": "2019-03-02 08:11:40.125+00",
+                                       "max": "2026-08-22 09:13:58.901+00"}},
+            "history": [{"status": "failed", "duration_ms": 95000, "retries": 3},
+                        {"status": "success", "duration_ms": 80000, "retries": 0},
+                        {"status": "success", "duration_ms": 78000, "retries": 0}],
+        },
+        "events": {
+            "row_estimate": 12400000, "avg_row_bytes": 180, "max_connections": 200,
+            "table": {"rows": 12400000, "integer_primary_key": "id"},
+            "columns": {"id": {"indexed": True, "integer": True, "min": "1",
+                               "max": "12500000"}},
+            "history": [
+                {"status": "success", "duration_ms": 1290000, "retries": 1,
+                 "total_rows": 12461000, "run_at": "2026-08-21T02:10:44.512338417+00:00"},
+                {"status": "success", "duration_ms": 1248000, "retries": 0},
+                {"status": "success", "duration_ms": 1262000, "retries": 1},
+                {"status": "success", "duration_ms": 1255000, "retries": 0},
+                {"status": "success", "duration_ms": 1301000, "retries": 0}],
+        },
+    },
+}
+
+
+def test_rivets_worked_example_is_reproduced(tmp_path: Path) -> None:
+    """rivet-plan.md §12: the same config and observations give rivet's artifact, field for
+    field — except what rivet-ci cannot or deliberately does not reproduce (docs/plan-json.md):
+    plan_id, the timestamps, config_path and the stored cursor."""
+    (tmp_path / "replica_a.yaml").write_text(WORKED_CONFIG, encoding="utf-8")
+    (tmp_path / "facts.json").write_text(json.dumps(WORKED_FACTS), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    clock = datetime(2026, 8, 22, 9, 14, 3, tzinfo=UTC)
+    code = run(["plan", "replica_a.yaml", "--facts", "facts.json", "--format", "rivet-json"],
+               Context(stdout=out, stderr=err, environ={}, cwd=tmp_path, now=lambda: clock))
+    assert code == 0, err.getvalue()
+    ours = json.loads(out.getvalue())
+    reference = spec()
+    for artifact in (*ours, *reference):
+        for key in ("plan_id", "created_at", "expires_at", "config_path"):
+            artifact.pop(key)
+        artifact["computed"].pop("cursor_snapshot")
+    assert ours == reference

@@ -302,6 +302,32 @@ def _round_half_away(value: float) -> int:
     return whole
 
 
+VALIDATE_REJECTIONS = (
+    ("stdout-no-split", "export '{name}': max_file_size cannot be used with stdout destination — "
+                        "file splitting requires named output files"),
+    ("stdout-no-chunked", "export '{name}': chunked mode cannot be used with stdout destination — "
+                          "each chunk produces a separate binary stream; concatenated output is "
+                          "unusable"),
+    ("stdout-no-keyset", "export '{name}': keyset pagination cannot be used with stdout "
+                         "destination — each page produces a separate binary stream; "
+                         "concatenated output is unusable"),
+)
+
+
+def validate_rejection(export: ExportConfig, *, resolved: str) -> tuple[str, str] | None:
+    """The first `validate_plan` rejection (§4.3) as (field, `[rule] text`), or None."""
+    if destination_type(export) != "stdout":
+        return None
+    split, chunked, keyset = VALIDATE_REJECTIONS
+    for (rule, text), field, applies in (
+            (split, "max_file_size", config_value(export, "max_file_size") is not None),
+            (chunked, "destination", resolved == "chunked"),
+            (keyset, "destination", resolved == "keyset")):
+        if applies:
+            return field, f"[{rule}] {text.format(name=export.name)}"
+    return None
+
+
 def validate_entries(export: ExportConfig, *, resolved: str) -> list[str]:
     """`validate_plan` warnings of §5.7 that a plan can reach, as `[rule] text` entries.
 

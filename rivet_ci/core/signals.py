@@ -27,6 +27,7 @@ from rivet_ci.core.diagnostics import (
     recommended_profile,
     suggestion,
     validate_entries,
+    validate_rejection,
 )
 from rivet_ci.core.facts import ExportFacts
 from rivet_ci.core.resolve import (
@@ -94,6 +95,9 @@ def derive_signals(
     resolution = resolve_strategy(export, facts, source_type=source_type,
                                   mongo_page_size=mongo_page_size)
     strategy = _PRIORITIZATION_KIND[resolution.strategy]
+    rejected = validate_rejection(export, resolved=resolution.strategy)
+    if rejected is not None:
+        raise PlanRefusedError(rejected[1], rejected[0])
     validate = validate_entries(export, resolved=resolution.strategy)
     detection = detect_chunks(export, resolution, facts, source_type=source_type)
     notes = (*resolution.notes, *detection.notes)
