@@ -34,7 +34,7 @@ source: {type: postgres, url_env: SHOP_URL}
 exports:
   - {format: csv, destination: {type: stdout},
      name: orders, table: public.orders, mode: incremental, cursor_column: updated_at}
-  - {format: csv, destination: {type: stdout},
+  - {format: csv, destination: {type: local, path: out},
      name: events, table: public.events, mode: chunked, chunk_column: id, chunk_checkpoint: true}
   - {format: csv, destination: {type: stdout},
      name: customers, table: public.customers}
