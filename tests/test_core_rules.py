@@ -48,7 +48,7 @@ RULES = (
 )
 INPUTS = ("signals", "export", "score", "verdict_inputs", "campaign")
 COMPANIONS = {"signals": {"history", "source_group"},
-              "export": {"facts", "source_type", "captured_at"}}
+              "export": {"facts", "source_type", "source", "captured_at"}}
 RECOMMENDATION_EXPECT = {
     "score", "priority_class", "cost_class", "risk_class", "wave", "reasons", "messages",
     "isolate_on_source", "summary",
@@ -137,8 +137,9 @@ def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals
         "format": "rivet-ci-facts/1", "captured_at": case.get("captured_at"),
         "exports": {export.name: case["facts"]} if case.get("facts") is not None else {}})
     source = None
-    if case.get("source_type"):
-        source = SourceConfig.model_validate({"type": case["source_type"], "url_env": "URL"})
+    if case.get("source_type") or case.get("source"):
+        source = SourceConfig.model_validate(_as_loaded({
+            "type": case.get("source_type"), "url_env": "URL", **case.get("source", {})}))
     loaded = LoadedConfig(path="case.yaml", source=source, exports=(export,),
                           export_lines={export.name: 1}, problems=())
     plan = plan_config(loaded, facts)

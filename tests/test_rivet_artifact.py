@@ -292,3 +292,25 @@ def test_rivets_worked_example_is_reproduced(tmp_path: Path) -> None:
             artifact.pop(key)
         artifact["computed"].pop("cursor_snapshot")
     assert ours == reference
+
+
+def test_mongo_page_size_is_a_keyset_artifact(tmp_path: Path) -> None:
+    (tmp_path / "mongo.yaml").write_text(
+        "source: {type: mongo, url_env: MONGO_URL, mongo: {page_size: 5000, resume: true}}\n"
+        "exports:\n"
+        "  - {name: users, table: users, format: parquet, destination: {type: local, path: out}}\n",
+        encoding="utf-8")
+    (tmp_path / "facts.json").write_text(json.dumps({
+        "format": "rivet-ci-facts/1", "exports": {"users": {"row_estimate": 20000}}}))
+    code, out, err = cli(tmp_path, "plan", "mongo.yaml", "--facts", "facts.json",
+                         "--format", "rivet-json")
+    assert code == 0, err
+    artifact = json.loads(out)  # one export: one object, as rivet prints it
+    assert artifact["strategy"] == "keyset" and artifact["plan_fingerprint"] == ""
+    assert artifact["resolved_plan"]["strategy"] == {"Keyset": {
+        "key_column": "_id", "chunk_size": 5000, "checkpoint": True, "incremental": True,
+        "parallel": 1}}
+    mongo = artifact["resolved_plan"]["source"]["mongo"]
+    assert list(mongo) == ["json", "read_concern", "no_cursor_timeout", "page_size", "resume"]
+    assert (mongo["json"], mongo["page_size"]) == ("relaxed", 5000)
+    assert "campaign" not in artifact["prioritization"]

@@ -101,10 +101,13 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     refusals: list[Problem] = []
     source_type = loaded.source.type if loaded.source else None
     now = facts.captured_at if facts is not None else None
+    mongo = loaded.source.mongo if loaded.source is not None else None
+    page_size = mongo.page_size if mongo is not None and source_type == "mongo" else None
     for export in loaded.exports:
         entry = facts.for_export(loaded.path, export.name) if facts is not None else None
         try:
-            signals = derive_signals(export, entry, source_type=source_type, now=now)
+            signals = derive_signals(export, entry, source_type=source_type, now=now,
+                                     mongo_page_size=page_size)
         except PlanRefusedError as refused:
             refusals.append(Problem(
                 file=loaded.path, line=loaded.export_lines.get(export.name),

@@ -108,7 +108,8 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None) -> tuple[
     return ordered, label
 
 
-def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any]) -> Any:
+def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
+              source: SourceConfig | None = None) -> Any:
     kind = signals.resolved_strategy
     if kind == "incremental":
         return {"Incremental": {
@@ -129,6 +130,11 @@ def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any])
             "dense": bool(export.chunk_dense), "by_days": export.chunk_by_days,
             "checkpoint": bool(export.chunk_checkpoint), "max_attempts": attempts}}
     if kind == "keyset":
+        if export.mode == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
+            resume = bool(_get(_get(source, "mongo"), "resume"))
+            return {"Keyset": {"key_column": "_id", "chunk_size": signals.chunk_size,
+                               "checkpoint": resume, "incremental": resume,
+                               "parallel": export.parallel}}
         incremental = bool(config_value(export, "keyset_incremental"))
         return {"Keyset": {
             "key_column": signals.chunk_column, "chunk_size": signals.chunk_size,
@@ -169,6 +175,8 @@ def _source(source: SourceConfig | None) -> dict[str, Any]:
                    "accept_invalid_hostnames": bool(_get(tls, "accept_invalid_hostnames"))}
                   if isinstance(tls, Mapping) or hasattr(tls, "model_dump") else None)
     mongo = _get(source, "mongo")
+    if mongo is not None and hasattr(mongo, "model_dump"):
+        mongo = mongo.model_dump(mode="json", by_alias=True)  # `json` is an alias
     out["mongo"] = ({key: _plain(_get(mongo, key)) for key in
                      ("json", "read_concern", "no_cursor_timeout", "page_size", "resume")}
                     if mongo is not None else None)
@@ -200,7 +208,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "source_table": export.table,
         "base_query": export.effective_query,
         "is_split_unit": False,
-        "strategy": _strategy(export, signals, tuning),
+        "strategy": _strategy(export, signals, tuning, source),
         "format": config_value(export, "format") or "parquet",
         "compression": compression,
         "compression_level": level,
