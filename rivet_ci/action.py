@@ -243,7 +243,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             live = collect_facts(
                 [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
                 repo_root=settings.workspace, include_history=False, redact=redact,
-                read_url_file=read_url_file)
+                read_url_file=read_url_file, placeholders=allowed)
             return history(live, configs)
 
         pr = plan_pull_request(repo, base=base_sha, head=head_sha, globs=settings.configs,

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rivet_ci.config_options import parse_params
 from rivet_ci.context import Context
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
@@ -67,7 +68,9 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
             on_disk(configs, ctx), options=preflight_options(args),
             source_url_override=args.source_url, environ=ctx.environ, progress=bar,
             repo_root=ctx.cwd, include_history=True, state_url=args.state_url,
-            redact=ctx.redact)  # credentials resolved here are masked in every output
+            redact=ctx.redact,  # credentials resolved here are masked in every output
+            # `${...}` in query_file text: --param over the environment, as for the configs.
+            placeholders={**ctx.environ, **(parse_params(getattr(args, "params", None)) or {})})
     finally:
         bar.close()
 

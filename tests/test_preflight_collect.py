@@ -195,3 +195,20 @@ def test_two_configs_with_one_path_still_finish(sqlite_db: str, tmp_path: Path) 
                         progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 2), (2, 2)]
     assert facts.configs[config[0].path].exports["x"].row_estimate == 1000
+
+
+def test_query_file_text_is_substituted_from_the_placeholders_given(
+        sqlite_db: str, tmp_path: Path) -> None:
+    # rivet substitutes `${...}` in query_file text (params, then environment; strict).
+    (tmp_path / "q.sql").write_text("SELECT id FROM ${TABLE} WHERE id < 100\n")
+    (tmp_path / "u.sql").write_text("SELECT id FROM ${MISSING}\n")
+    loaded, path = write_config(tmp_path, [{"name": "q", "query_file": "q.sql"},
+                                           {"name": "u", "query_file": "u.sql"}])
+    env = {"RIVET_CI_SOURCE_URL": sqlite_db}
+    facts = collect_facts([(loaded, path)], environ=env,
+                          placeholders={"TABLE": "customers"}).configs[loaded.path].exports
+    assert facts["q"].preflight_error is None  # EXPLAIN ran on the substituted text
+    assert facts["q"].plan_uses_index is not None
+    unfilled = collect_facts([(loaded, path)], environ=env).configs[loaded.path].exports
+    assert unfilled["q"].preflight_error is not None  # `${TABLE}` itself is no SQL
+    assert facts["u"].preflight_error == "query_file 'u.sql': ${MISSING} is not set"

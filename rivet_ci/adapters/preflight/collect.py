@@ -85,7 +85,7 @@ from rivet_ci.adapters.preflight.source_url import (
 )
 from rivet_ci.adapters.state_history import StateLocation, locate_state, read_history_at
 from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.config_loader import LoadedConfig
+from rivet_ci.core.config_loader import LoadedConfig, substitute_query
 from rivet_ci.core.facts import (
     FACTS_FORMAT,
     ColumnFacts,
@@ -130,6 +130,7 @@ def collect_facts(
     state_url: str | None = None,
     redact: Redactor | None = None,
     read_url_file: UrlFileReader | None = None,
+    placeholders: Mapping[str, str] | None = None,
 ) -> FactsFile:
     """Observe every export of `configs` on its live source (see the module docstring).
 
@@ -156,7 +157,7 @@ def collect_facts(
             job = _Job(config_index=index, config_path=loaded.path, export=export,
                        source=source, error=source_error)
             if source is not None:
-                _prepare(job, source.dialect, config_file, repo_root)
+                _prepare(job, source.dialect, config_file, repo_root, placeholders)
             jobs.append(job)
 
     tracker = _Progress(len(jobs), progress)
@@ -269,7 +270,8 @@ class _Job:
         return ("query", target.query.text)
 
 
-def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | None) -> None:
+def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | None,
+             placeholders: Mapping[str, str] | None = None) -> None:
     export = job.export
     fold = DRIVERS[dialect].fold
     try:
@@ -280,6 +282,11 @@ def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | N
             text = export.query
             if text is None:
                 text = _read_query_file(config_file, export.query_file or "", repo_root)
+                if placeholders is not None:  # rivet substitutes query_file text (strict)
+                    text, unset = substitute_query(text, None, placeholders)
+                    if unset:
+                        raise _QueryFileError(
+                            f"query_file {export.query_file!r}: ${{{unset[0]}}} is not set")
             job.target = QueryTarget(vet_query(text, dialect))
         field_name = next((f for f in ("chunk_column", "chunk_by_key", "cursor_column",
                                        "time_column") if getattr(export, f)), None)
