@@ -133,7 +133,8 @@ class ProbeSession(Protocol):
 
     def relations(self, rels: Sequence[Rel]) -> dict[Rel, RelationInfo]: ...
 
-    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]: ...
+    def min_max(self, rel: Rel, columns: Sequence[str],
+                null_checks: Sequence[str] = ()) -> dict[str, MinMax]: ...
 
     @property
     def broken(self) -> bool: ...
@@ -141,8 +142,9 @@ class ProbeSession(Protocol):
     def close(self) -> None: ...
 
 
-# min and max of one column, rendered (None: no non-null value, or too long to record).
-MinMax = tuple[str | None, str | None]
+# min and max of one column, rendered (None: no non-null value, or too long to record), and
+# whether a row with NULL in it exists (None: not checked).
+MinMax = tuple[str | None, str | None, bool | None]
 
 # A probe may read at most bound / SCAN_MARGIN rows by the estimates: estimates err (InnoDB put a
 # 1,000,000-row table at 996,630), so an estimate just under the bound must not let a full scan of
@@ -190,18 +192,27 @@ def checked_plan_text(raw: object) -> object:
     return raw
 
 
-def min_max_statement(rel: Rel, columns: Sequence[str]) -> sa.Select[Any]:
-    """`SELECT min(a), max(a), min(b), max(b) ... FROM schema.name`: one statement for all the
-    range columns of one base table (quoting left to SQLAlchemy)."""
+def min_max_statement(rel: Rel, columns: Sequence[str],
+                      null_checks: Sequence[str] = ()) -> sa.Select[Any]:
+    """`SELECT min(a), max(a), min(b), max(b) ..., EXISTS (SELECT 1 FROM t WHERE a IS NULL) ...
+    FROM schema.name`: one statement for all the range columns of one base table (quoting left
+    to SQLAlchemy); the NULL checks only for the columns asked (rivet's NULL-key probe)."""
     aggregates: list[sa.ColumnElement[Any]] = []
     for name in columns:
         col: sa.ColumnClause[Any] = sa.column(name)
         aggregates += [sa.func.min(col), sa.func.max(col)]
+    schema, table_name = rel
+    for name in null_checks:
+        inner = sa.table(table_name, sa.column(name), schema=schema).alias("rivet_n")
+        aggregates.append(sa.exists(sa.select(sa.literal(1)).select_from(inner)
+                                    .where(inner.c[name].is_(None))))
     return table_select(rel, *aggregates)
 
 
-def min_max_values(columns: Sequence[str], row: Sequence[Any]) -> dict[str, MinMax]:
-    return {name: (render(row[2 * i]), render(row[2 * i + 1]))
+def min_max_values(columns: Sequence[str], row: Sequence[Any],
+                   null_checks: Sequence[str] = ()) -> dict[str, MinMax]:
+    nulls = {name: bool(row[2 * len(columns) + i]) for i, name in enumerate(null_checks)}
+    return {name: (render(row[2 * i]), render(row[2 * i + 1]), nulls.get(name))
             for i, name in enumerate(columns)}
 
 

@@ -615,6 +615,7 @@ class _Lane:
                 return ExportFacts(preflight_error=missing)
             indexed = self._indexed(job, plan, rel_infos, column)
             low = high = None
+            nulls: bool | None = None
             if isinstance(target, TableTarget):
                 skip = self._table_skip(target.rel, column, plan, rel_infos)
             else:
@@ -629,13 +630,15 @@ class _Lane:
                 elif probed.error is not None:
                     return self._error_facts(job, f"min/max of {shown}", probed.error)
                 elif probed.value is not None:
-                    low, high = probed.value
+                    low, high, nulls = probed.value
                     if low is None and high is None:
                         notes.append(f"{shown} has no non-null value (or its values are longer "
                                      f"than {MAX_VALUE_CHARS} characters)")
+            kind = self._column_kind(info, column)
+            if kind.get("has_nulls") is None and nulls is not None:
+                kind["has_nulls"] = nulls
             columns[shown] = ColumnFacts(
-                indexed=indexed, min=low, max=high, range_skipped=skip,
-                **self._column_kind(info, column))
+                indexed=indexed, min=low, max=high, range_skipped=skip, **kind)
         table = None
         if info is not None:
             table = TableFacts(
@@ -657,7 +660,7 @@ class _Lane:
 
         return {"integer": member(info.integer_columns),
                 "keyset_key": member(info.keyset_columns),
-                # NOT NULL: no NULL can exist; a nullable column is not probed for one.
+                # NOT NULL: no NULL can exist; a nullable one is checked with min/max, if at all.
                 "has_nulls": False if member(info.not_null_columns) else None}
 
     def _same(self, a: str, b: str) -> bool:
@@ -745,12 +748,18 @@ class _Lane:
         if rel in self.auto_key_tables and info is not None and info.integer_primary_key:
             wanted.add(info.integer_primary_key)
         columns = sorted(c for c in wanted if self._table_skip(rel, c, plan, infos) is None)
+        # rivet's NULL-key probe, for nullable columns of a table small enough to read in full
+        # (an EXISTS over a big table may be planned as a scan of it).
+        rows = self._rows_read(rel, plan, infos)
+        small = rows is not None and rows <= self.options.range_probe_row_bound // SCAN_MARGIN
+        null_checks = [c for c in columns if small and info is not None and info.columns
+                       and not any(self._same(c, n) for n in info.not_null_columns)]
         if not columns:
             return {}
 
         def probe() -> dict[str, _Outcome[MinMax]]:
             try:
-                values = self._call(lambda s: s.min_max(rel, columns))
+                values = self._call(lambda s: s.min_max(rel, columns, null_checks))
                 return {c: _Outcome(value=v) for c, v in values.items()}
             except (ProbeTimeoutError, _LaneDownError) as exc:
                 return {c: _Outcome(error=exc) for c in columns}
@@ -761,7 +770,8 @@ class _Lane:
             out: dict[str, _Outcome[MinMax]] = {}
             for column in columns:
                 try:
-                    one = self._call(_single_min_max(rel, column))
+                    one = self._call(_single_min_max(
+                        rel, column, [column] if column in null_checks else []))
                     out[column] = _Outcome(value=one[column])
                 except Exception as exc:
                     out[column] = _Outcome(error=exc)
@@ -812,8 +822,9 @@ def _explain_probe(target: Target) -> Callable[[ProbeSession], PlanFacts]:
     return lambda session: session.explain(target)
 
 
-def _single_min_max(rel: Rel, column: str) -> Callable[[ProbeSession], dict[str, MinMax]]:
-    return lambda session: session.min_max(rel, [column])
+def _single_min_max(rel: Rel, column: str, null_checks: list[str],
+                    ) -> Callable[[ProbeSession], dict[str, MinMax]]:
+    return lambda session: session.min_max(rel, [column], null_checks)
 
 
 # --- history -----------------------------------------------------------------------------------

@@ -240,9 +240,10 @@ class MySQLSession(RecyclingSession):
                 out[rel] = info
         return out
 
-    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:
-        stmt = min_max_statement(rel, columns)
-        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()))
+    def min_max(self, rel: Rel, columns: Sequence[str],
+                null_checks: Sequence[str] = ()) -> dict[str, MinMax]:
+        stmt = min_max_statement(rel, columns, null_checks)
+        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()), null_checks)
 
     def close(self) -> None:
         self._conn.close()

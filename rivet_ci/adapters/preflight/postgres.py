@@ -191,9 +191,10 @@ class PostgresSession(RecyclingSession):
                 integer_primary_key=pk)
         return out
 
-    def min_max(self, rel: Rel, columns: Sequence[str]) -> dict[str, MinMax]:
-        stmt = min_max_statement(rel, columns)
-        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()))
+    def min_max(self, rel: Rel, columns: Sequence[str],
+                null_checks: Sequence[str] = ()) -> dict[str, MinMax]:
+        stmt = min_max_statement(rel, columns, null_checks)
+        return min_max_values(columns, self._run(lambda c: c.execute(stmt).one()), null_checks)
 
     def close(self) -> None:
         # No ROLLBACK first: closing ends the read-only transaction on the server.
