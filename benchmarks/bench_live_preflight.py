@@ -298,10 +298,10 @@ def my_count(url: sa.URL) -> Counter[str]:
             "SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) "
             "FROM mysql.general_log")).all()
     db.dispose()
-    rows = [(command, argument) for thread, command, argument in rows
-            if int(thread) not in _my_admin_threads]
+    statements = [(command, argument) for thread, command, argument in rows
+                  if int(thread) not in _my_admin_threads]
     kinds: Counter[str] = Counter()
-    for command, argument in rows:
+    for command, argument in statements:
         if command in ("Connect", "Quit"):
             kinds[f"({command.lower()}, not statements)"] += 1
         elif command == "Query":

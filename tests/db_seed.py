@@ -186,7 +186,9 @@ def seed_postgres(server_url: str) -> str:
     url = make_url(server_url).set(database=TEST_DB)
     db = engine(url)
     with db.connect() as conn:
-        conn.connection.driver_connection.execute(PG_SCHEMA)
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        driver.execute(PG_SCHEMA)
     db.dispose()
     return url.set(password=PG_SECRET).render_as_string(hide_password=False)
 

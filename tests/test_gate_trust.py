@@ -275,7 +275,7 @@ def test_diff_plans_uncommitted_changes_and_head_picks_a_commit(repo: Repo) -> N
 def test_blocking_findings_are_errors_and_others_warnings_or_notices(
         gh: FakeGitHub, repo: Repo, tmp_path: Path) -> None:
     head = repo.commit("break and add", {"rivet/b.yaml": BROKEN})
-    result, _ = action(gh, repo, head, tmp_path / "runner", **{"fail_on": "none"})
+    result, _ = action(gh, repo, head, tmp_path / "runner", fail_on="none")
     assert result.code == OK
     lines = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert any(line.startswith("::warning file=rivet/b.yaml,line=") and "config-error" in line

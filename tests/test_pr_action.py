@@ -150,7 +150,7 @@ def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOK
     return result, outputs
 
 
-def annotations(stdout: str, level: str = "error") -> list[str]:
+def workflow_annotations(stdout: str, level: str = "error") -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith(f"::{level} file=")]
 
 
@@ -186,7 +186,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "policy": "config-error, no-configs, new-isolation",
     }
     # Annotations on the YAML lines of the new blocking findings.
-    assert annotations(first.stdout) == [
+    assert workflow_annotations(first.stdout) == [
         "::error file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
         "events: isolate_on_source on 'replica_a'",
         "::error file=rivet/replica_a.yaml,line=33,title=rivet-ci new-isolation::"
@@ -229,7 +229,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert "✅ gate passed" in edited["body"]
     assert "must now run alone" not in edited["body"]
     assert len(gh.requests_for("PATCH")) == 1 and len(gh.requests_for("POST")) == 1
-    assert annotations(second.stdout) == []
+    assert workflow_annotations(second.stdout) == []
     outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))
     assert outputs["gate"] == "passed" and outputs["comment-posted"] == "true"
     assert outputs["comment-url"].endswith(f"#issuecomment-{comment['id']}")
@@ -271,7 +271,7 @@ def test_a_pr_changing_thousands_of_exports_posts_a_comment_within_the_limit(
     assert len(summary) <= STEP_SUMMARY_LIMIT
     # The summary has room for far more of the rows than the comment.
     assert summary.count("\n| ") > comment["body"].count("\n| ")
-    assert len(annotations(result.stdout)) == 10
+    assert len(workflow_annotations(result.stdout)) == 10
 
 
 # -- a read-only token (a pull request from a fork) -----------------------------------------------

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import db_seed
-from test_pr_action import PR, REPO, FakeGitHub, Workspace, gh, run_action
+from fake_github import FakeGitHub
+from test_pr_action import PR, REPO, Workspace, gh, run_action
 from test_pr_support import Repo, config, export
 
 __all__ = ["gh"]
@@ -163,7 +165,7 @@ def test_secrets_filled_into_planning_fields_never_reach_any_output(
         assert "tok_9f8e7d6c5b4a" not in text
 
 
-def yaml_config(source: dict[str, object], exports: list[dict[str, object]]) -> str:
+def yaml_config(source: Mapping[str, object], exports: Sequence[Mapping[str, object]]) -> str:
     import yaml
 
     return yaml.safe_dump({"source": source, "exports": exports}, sort_keys=False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -77,7 +78,7 @@ MY_SCHEMA = [
     "ANALYZE TABLE part, join_a, join_b, near_bound, small_noidx, indexed, customers",
 ]
 
-EXPORTS = [
+EXPORTS: list[dict[str, Any]] = [
     # Each partition (~40k) is under the bound; together (160k) they are over it.
     {"name": "partitioned", "table": "part", "mode": "incremental", "cursor_column": "v"},
     # A filtered query over it: a small estimate, but the probe would read every partition.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from db_seed import (
@@ -29,7 +30,7 @@ DIALECTS = [
 # Small enough that the 300k-row tables are "large", so skipping is exercised cheaply.
 BOUND = 100_000
 
-EXPORTS = [
+EXPORTS: list[dict[str, Any]] = [
     {"name": "orders_full", "table": "orders"},
     {"name": "orders_by_updated", "table": "orders", "mode": "incremental",
      "cursor_column": "updated_at"},
@@ -197,7 +198,7 @@ def test_qualified_and_bare_names_in_one_run(
         assert facts["shouting"].columns["UPDATED_AT"].indexed is True
 
 
-CHUNK_EXPORTS = [
+CHUNK_EXPORTS: list[dict[str, Any]] = [
     # No chunk_column: rivet chunks on the single-integer primary key, whose range is observed.
     {"name": "auto_pk", "table": "orders", "mode": "chunked", "chunk_size": 100_000},
     {"name": "by_time", "table": "orders", "mode": "chunked", "chunk_column": "updated_at"},

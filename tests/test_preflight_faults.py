@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -65,7 +65,7 @@ def _unused_port() -> int:
 EXPORTS = [{"name": "a", "table": "t"}, {"name": "b", "query": "SELECT id FROM t"}]
 
 
-def _assert_all_failed(facts: dict[str, object], *fragments: str) -> None:
+def _assert_all_failed(facts: Mapping[str, object], *fragments: str) -> None:
     for name, entry in facts.items():
         error = getattr(entry, "preflight_error", None)
         assert error is not None, name

@@ -134,8 +134,9 @@ def test_mariadb_session_is_read_only_with_a_statement_timeout(mysql_db: str) ->
     db = mysql.create_engine(to_sqlalchemy(mysql_db, environ={}), options)
     session = mysql.open_session(db, options)
     try:
-        assert float(session._run(lambda c: c.exec_driver_sql(
-            "SELECT @@max_statement_time").scalar())) == pytest.approx(0.25)
+        timeout = session._run(lambda c: c.exec_driver_sql(
+            "SELECT @@max_statement_time").scalar())
+        assert float(str(timeout)) == pytest.approx(0.25)
         with pytest.raises(sa.exc.DBAPIError, match="READ ONLY"):
             session._run(lambda c: c.exec_driver_sql("DELETE FROM customers"))
         assert session._run(lambda c: c.exec_driver_sql("SELECT COUNT(*) FROM customers")

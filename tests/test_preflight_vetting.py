@@ -7,6 +7,7 @@ import re
 import pytest
 
 from rivet_ci.adapters.preflight.safety import (
+    Dialect,
     Redactor,
     UnsafeQueryError,
     check_column_name,
@@ -15,7 +16,7 @@ from rivet_ci.adapters.preflight.safety import (
     vet_query,
 )
 
-DIALECTS = ("postgresql", "mysql", "sqlite")
+DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql", "sqlite")
 
 ACCEPTED = [
     ("SELECT * FROM orders", "SELECT * FROM orders"),
@@ -55,13 +56,13 @@ REFUSED = [
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize(("sql", "sent"), ACCEPTED)
-def test_accepted_queries_are_sent_without_comments(dialect: str, sql: str, sent: str) -> None:
+def test_accepted_queries_are_sent_without_comments(dialect: Dialect, sql: str, sent: str) -> None:
     assert vet_query(sql, dialect).text == sent
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize(("sql", "reason"), REFUSED)
-def test_refused_queries_say_why(dialect: str, sql: str, reason: str) -> None:
+def test_refused_queries_say_why(dialect: Dialect, sql: str, reason: str) -> None:
     with pytest.raises(UnsafeQueryError, match="(?i)" + re.escape(reason)):
         vet_query(sql, dialect)
 
