@@ -8,11 +8,14 @@ server the workflow runs on (GHES-aware through GITHUB_SERVER_URL).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
+
+import jinja2
 
 from rivet_ci import __version__
 from rivet_ci.core.comment_view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
@@ -45,6 +48,13 @@ class Bodies:
     short: str
     summary: str
     view: CommentView
+
+
+@functools.cache
+def _builtin_environment() -> jinja2.Environment:
+    """The built-in template's environment, compiled once per process (a user template dir
+    gets a fresh sandboxed one every time)."""
+    return template_environment(None)
 
 
 def blob_linker(server_url: str, repository: str, sha: str) -> LinkFor:
@@ -108,7 +118,8 @@ def render_comments(
         checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems))
     if redact is not None:
         view = redact.scrub(view)
-    env = template_environment(template_dir, files=template_files)
+    env = (_builtin_environment() if template_dir is None and template_files is None
+           else template_environment(template_dir, files=template_files))
     cache = RowCache()
     lengths = row_lengths(view, cache)
     cap = TOP_ROWS_LARGE if view.large else None
