@@ -47,7 +47,7 @@ def pull_request_document(
     document = plan_document(head, generated_at=generated_at, version=version)
     document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
                                 "changed_files": list(changed_files)}
-    document["base"] = {"configs": [config_json(c) for c in base.configs],
+    document["base"] = {"configs": [config_json(c, day=generated_at[:10]) for c in base.configs],
                         "problems": [problem_json(p) for p in base.all_problems]}
     document["diff"] = diff_json(diff, gate)
     return document

@@ -15,12 +15,13 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from rivet_ci.core.config import Strategy
+from rivet_ci.core.config import SourceConfig, Strategy
 from rivet_ci.core.diagnostics import PREFLIGHT_FAILED_VERDICT
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
 from rivet_ci.core.resolve import ResolvedStrategy
+from rivet_ci.core.rivet_artifact import resolved_plan, source_block
 from rivet_ci.core.signals import Signals
 
 PLAN_FORMAT = "rivet-ci-plan/1"
@@ -47,7 +48,12 @@ def recommendation_json(rec: ExportRecommendation) -> dict[str, Any]:
     return out
 
 
-def export_json(export: PlannedExport, campaign: Campaign | None) -> dict[str, Any]:
+def export_json(export: PlannedExport, campaign: Campaign | None, *,
+                source: SourceConfig | None = None, source_json: dict[str, Any] | None = None,
+                day: str = "") -> dict[str, Any]:
+    """One planned export. `resolved_plan` is rivet's (the keys rivet carries verbatim into its
+    artifact: format, compression, destination, tuning, redacted source, ...); `day` fills
+    `{date}` in destination paths and is the document's own date."""
     s = export.signals
     computed: dict[str, Any] = {}
     diagnostics: dict[str, Any] = {}
@@ -77,10 +83,13 @@ def export_json(export: PlannedExport, campaign: Campaign | None) -> dict[str, A
         history = {"runs": h.runs, "last_failed": h.last_failed,
                    "retries_per_run": round(h.retries_per_run, 4),
                    "mean_duration_ms": h.mean_duration_ms}
+    resolved = (resolved_plan(export.config, source, s, day=day, source_json=source_json)
+                if s is not None and export.config is not None else None)
     return {
         "export_name": export.export_name, "config": export.config_path, "line": export.line,
         "mode": export.mode, "strategy": export.strategy, "computed": computed,
         "diagnostics": diagnostics, "history": history, "prioritization": prioritization,
+        "resolved_plan": resolved,
     }
 
 
@@ -89,8 +98,10 @@ def problem_json(problem: Problem) -> dict[str, Any]:
             "message": problem.message, "severity": problem.severity}
 
 
-def config_json(config: ConfigPlan) -> dict[str, Any]:
-    exports = [export_json(e, config.campaign if i == 0 else None)
+def config_json(config: ConfigPlan, *, day: str = "") -> dict[str, Any]:
+    shared_source = source_block(config.source)
+    exports = [export_json(e, config.campaign if i == 0 else None, source=config.source,
+                           source_json=shared_source, day=day)
                for i, e in enumerate(config.exports)]
     return {
         "path": config.path,
@@ -123,7 +134,7 @@ def plan_document(plan: Plan, *, generated_at: str, version: str) -> dict[str, A
             "captured_at": plan.facts.captured_at.isoformat() if plan.facts.captured_at else None,
         },
         "summary": plan_summary(plan),
-        "configs": [config_json(c) for c in plan.configs],
+        "configs": [config_json(c, day=generated_at[:10]) for c in plan.configs],
         "problems": [problem_json(p) for p in plan.all_problems],
     }
 

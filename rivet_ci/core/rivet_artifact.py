@@ -55,16 +55,28 @@ _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]*@")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?B?)\s*$", re.IGNORECASE)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+# Whether a type is a Mapping, per type: `isinstance` against the ABC is slow on the hot path
+# (tens of field reads per export).
+_IS_MAPPING: dict[type, bool] = {}
+
+
 def _get(obj: Any, key: str) -> Any:
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
+    kind = type(obj)
+    is_mapping = _IS_MAPPING.get(kind)
+    if is_mapping is None:
+        is_mapping = _IS_MAPPING[kind] = isinstance(obj, Mapping)
+    return obj.get(key) if is_mapping else getattr(obj, key, None)
 
 
 def _plain(value: Any) -> Any:
     """A config value as JSON data (models, tuples and enums to dicts, lists, strings)."""
+    if type(value) in _SCALARS:
+        return value
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, tuple | list):
@@ -161,7 +173,9 @@ def _expand(text: Any, export: str, day: str) -> Any:
     return text.replace("{date}", day).replace("{export}", export).replace("{table}", export)
 
 
-def _source(source: SourceConfig | None) -> dict[str, Any]:
+def source_block(source: SourceConfig | None) -> dict[str, Any]:
+    """`resolved_plan.source`: the `source` section with the password removed and the URL's
+    userinfo redacted. The same for every export of a config: build it once per config."""
     out: dict[str, Any] = {key: _plain(_get(source, key)) for key in _SOURCE_KEYS}
     out["password"] = None
     if isinstance(out["url"], str):
@@ -184,8 +198,9 @@ def _source(source: SourceConfig | None) -> dict[str, Any]:
 
 
 def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Signals, *,
-                  day: str) -> dict[str, Any]:
-    """rivet's `ResolvedRunPlan` (§10.3), keys in rivet's order."""
+                  day: str, source_json: dict[str, Any] | None = None) -> dict[str, Any]:
+    """rivet's `ResolvedRunPlan` (§10.3), keys in rivet's order. `source_json` is
+    `source_block(source)` when the caller built it once for the whole config."""
     tuning, label = resolved_tuning(export, source)
     compression = config_value(export, "compression") or "zstd"
     level = config_value(export, "compression_level")
@@ -229,7 +244,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "reconcile": False,
         "resume": False,
         "verify": config_value(export, "verify") or "size",
-        "source": _source(source),
+        "source": source_block(source) if source_json is None else source_json,
         "column_overrides": {str(k): _column_type(v) for k, v in _plain(columns).items()},
         "schema_drift_policy": drift,
         "shape_drift_warn_factor": float(factor) if factor is not None else 2.0,
