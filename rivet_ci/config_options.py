@@ -54,7 +54,7 @@ def warn_unused_params(params: dict[str, str] | None, configs: Iterable[LoadedCo
     """rivet's warning for a `--param` no `${KEY}` placeholder of the configs uses."""
     if not params:
         return
-    used = set().union(*(c.placeholders for c in configs))
+    used: set[str] = set().union(*(c.placeholders for c in configs))
     for key in sorted(params):
         if key not in used:
             stderr.write("warning: " + RULE_BY_ID["W-param"].message.format(key=key) + "\n")

@@ -46,6 +46,8 @@ class PullRequestPlan:
     # the base branch's waivers file; problems with them are reported in the comment.
     waivers: tuple[Waiver, ...] = ()
     waiver_problems: tuple[Problem, ...] = ()
+    # The configs of both sides, as loaded (for the unused `--param` warning).
+    loaded: tuple[LoadedConfig, ...] = ()
 
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports considered on each side."""
@@ -268,6 +270,7 @@ def plan_pull_request(
         head=head_plan, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
         waivers=(*mark_added_in_pr(head_inline.waivers, base_inline.waivers), *file_list),
         waiver_problems=(*head_inline.problems, *file_problems),
+        loaded=(*base_configs, *head_configs),
     )
 
 

@@ -187,3 +187,21 @@ def test_param_grammar_and_refusal() -> None:
     assert parse_params([]) is None
     with pytest.raises(UsageError, match="'table' is not KEY=VALUE"):
         parse_params(["table"])
+
+
+def test_diff_takes_params_over_the_environment_and_warns_about_unused_ones(
+        tmp_path: Path) -> None:
+    from test_pr_support import Repo, config, export, run_cli  # the git-repo helpers
+
+    repo = Repo.init(tmp_path / "repo")
+    repo.commit("base", {"rivet/a.yaml": config(export("orders"))})
+    repo.commit("head", {"rivet/a.yaml": config(
+        export("orders"), export("${EXTRA_EXPORT}", table="public.refunds"))})
+    result = run_cli(["diff", "--base", "HEAD~1", "--format", "json",
+                      "-p", "EXTRA_EXPORT=refunds", "-p", "UNUSED=1"],
+                     cwd=repo.path, environ={"EXTRA_EXPORT": "from_the_environment"})
+    head = {e["export_name"] for c in json.loads(result.stdout)["configs"]
+            for e in c["exports"]}
+    assert head == {"orders", "refunds"}  # the param wins over the environment
+    assert "--param 'UNUSED' is not used" in result.stderr
+    assert "EXTRA_EXPORT" not in result.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
-from rivet_ci.config_options import add_param_argument, parse_params
+from rivet_ci.config_options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.context import Context
 from rivet_ci.core.comment_view import checked_text, facts_description
 from rivet_ci.core.diff_document import pull_request_document
@@ -83,11 +83,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 f"uncommitted changes ({', '.join(dirty[:5])}"
                 f"{', ...' if len(dirty) > 5 else ''}); pass --head HEAD to plan the last "
                 "commit instead\n")
+    params = parse_params(args.params)
     pr = plan_pull_request(repo, base=args.base, head=args.head or "HEAD", globs=globs,
                            facts=facts, origin=origin,
-                           environ={**ctx.environ, **(parse_params(args.params) or {})},
+                           environ={**ctx.environ, **(params or {})},
                            facts_problems=facts_problems, worktree=worktree,
                            waivers_file=args.waivers or None)
+    warn_unused_params(params, pr.loaded, ctx.stderr)
     policy = policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr})
     gate = evaluate_gate(pr.diff, policy, pr.waivers)
     timestamp = ctx.timestamp()
