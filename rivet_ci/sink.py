@@ -95,21 +95,29 @@ def logging_to(stream: TextIO) -> Iterator[None]:
         logging.lastResort = previous
 
 
+def symlinked_parent(path: Path, root: Path | None) -> Path | None:
+    """The first directory below `root` on the way to `path` that is a symbolic link, if any
+    (None also for a path outside `root`)."""
+    if root is None:
+        return None
+    try:
+        relative = path.parent.relative_to(root)
+    except ValueError:
+        return None
+    current = root
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
 def check_parents(path: Path, root: Path | None) -> None:
     """Refuse a parent directory of `path` that is a symlink below `root`."""
-    parent = path.parent
-    if root is not None:
-        try:
-            relative = parent.relative_to(root)
-        except ValueError:
-            relative = None
-        if relative is not None:
-            current = root
-            for part in relative.parts:
-                current = current / part
-                if current.is_symlink():
-                    raise UsageError(f"refusing to write {path}: {current} is a symbolic link "
-                                     "(committed by the pull request?)")
+    link = symlinked_parent(path, root)
+    if link is not None:
+        raise UsageError(f"refusing to write {path}: {link} is a symbolic link "
+                         "(committed by the pull request?)")
 
 
 def _refuse_symlinked_parents(path: Path, root: Path | None) -> None:

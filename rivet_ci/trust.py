@@ -28,6 +28,7 @@ from typing import Literal
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.core.diff import Finding
 from rivet_ci.errors import UsageError
+from rivet_ci.sink import symlinked_parent
 
 TrustedKind = Literal["facts", "url-file", "state", "template"]
 FINDING_KINDS: Mapping[TrustedKind, str] = {
@@ -51,18 +52,9 @@ class UntrustedPathError(UsageError):
 
 def read_nofollow(path: Path, root: Path | None, *, limit: int = MAX_TRUSTED_FILE_BYTES) -> bytes:
     """A file's bytes without following a symlink at or below `root` (nor at `path` itself)."""
-    if root is not None:
-        try:
-            relative = path.relative_to(root)
-        except ValueError:
-            relative = None
-        if relative is not None:
-            current = root
-            for part in relative.parts[:-1]:
-                current = current / part
-                if current.is_symlink():
-                    raise UntrustedPathError(f"refusing to read {path}: {current} is a symbolic "
-                                             "link")
+    link = symlinked_parent(path, root)
+    if link is not None:
+        raise UntrustedPathError(f"refusing to read {path}: {link} is a symbolic link")
     try:
         fd = os.open(path, _NOFOLLOW)
     except OSError as exc:

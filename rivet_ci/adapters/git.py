@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rivet_ci.errors import UsageError
 
@@ -222,28 +222,19 @@ class GitRepo:
     ) -> subprocess.CompletedProcess[bytes]:
         command = [self._git, *self._config_args, *args]
         shown = ["git", *args]
+        # As the workspace's owner when there is one to act as (a container running as root).
+        owner: dict[str, Any] = ({} if self._run_as is None else {
+            "user": self._run_as[0], "group": self._run_as[1], "extra_groups": []})
         try:
-            if self._run_as is None:
-                result = subprocess.run(
-                    command,
-                    cwd=self.root,
-                    env=self._env,
-                    input=stdin if stdin is not None else b"",
-                    capture_output=True,
-                    check=False,
-                )
-            else:
-                result = subprocess.run(
-                    command,
-                    cwd=self.root,
-                    env=self._env,
-                    input=stdin if stdin is not None else b"",
-                    capture_output=True,
-                    check=False,
-                    user=self._run_as[0],
-                    group=self._run_as[1],
-                    extra_groups=[],
-                )
+            result = subprocess.run(
+                command,
+                cwd=self.root,
+                env=self._env,
+                input=stdin if stdin is not None else b"",
+                capture_output=True,
+                check=False,
+                **owner,
+            )
         except FileNotFoundError as exc:
             # Either the git binary or the working directory is missing; say which.
             what = (
