@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 from urllib.parse import quote, quote_plus, unquote
 
 import ahocorasick_rs
-from pydantic import BaseModel
 
 MASK = "***"
 MIN_SECRET_LENGTH = 6  # shorter environment values ("true", "1") would mask ordinary words
@@ -202,6 +201,8 @@ class Redactor:
         return rebuilt
 
     def _rebuild(self, value: Any) -> Any:
+        from pydantic import BaseModel  # only views are models; start-up needs no pydantic
+
         if isinstance(value, str):
             return self(value)
         if isinstance(value, BaseModel):
@@ -223,6 +224,8 @@ class Redactor:
 
 
 def _strings(value: Any) -> Iterator[str]:
+    from pydantic import BaseModel  # only views are models; start-up needs no pydantic
+
     stack = [value]
     while stack:
         item = stack.pop()
