@@ -31,7 +31,7 @@ from cmarkgfm.cmark import Options
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_pr_support import (  # noqa: E402  (the tests' real-git helpers)
+from support.pr import (  # noqa: E402  (the tests' real-git helpers)
     BIG_FILES,
     Repo,
     big_config,

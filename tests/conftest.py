@@ -5,16 +5,24 @@
 here on a free port in a directory of this run's own and stopped at the end of the session. When
 a server cannot start, tests that need it fail under CI (`CI` set) and are skipped with the
 reason elsewhere.
-`pg_db`, `mysql_db`, `sqlite_db` are seeded databases of known shape (see `tests/db_seed.py`).
+`pg_db`, `mysql_db`, `sqlite_db` are seeded databases of known shape (see
+`tests/support/db_seed.py`).
+`gh` is the local fake GitHub with the action's tokens and `ws` the bundled example in a real git
+workspace (see `tests/support/action.py`); a module needing other tokens defines its own `gh`.
+
+Helpers live in `tests/support/`; no test module imports another.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
-import db_seed
 import pytest
+from support import db_seed
+from support.action import Workspace, action_github, example_workspace
+from support.fake_github import FakeGitHub
 
 
 def _server_url(env: str, kind: str, name: str) -> Iterator[str]:
@@ -57,3 +65,16 @@ def mysql_db(mysql_url: str) -> str:
 def sqlite_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     """URL of a seeded SQLite file (ANALYZEd)."""
     return db_seed.seed_sqlite(tmp_path_factory.mktemp("sqlite") / "source.db")
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    """The local fake GitHub with the action's job token and a fork's read-only token."""
+    with action_github() as fake:
+        yield fake
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    """The bundled example committed on `main`, checked out on `feature`."""
+    return example_workspace(tmp_path)

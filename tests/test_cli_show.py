@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from test_core_document import OLD_OBJECT, RIVET_EVENTS, RIVET_OBJECT
+from support.rivet_plans import OLD_OBJECT, RIVET_EVENTS, RIVET_OBJECT
 
 from rivet_ci.cli import run
 from rivet_ci.context import Context

@@ -191,7 +191,7 @@ def test_param_grammar_and_refusal() -> None:
 
 def test_diff_takes_params_over_the_environment_and_warns_about_unused_ones(
         tmp_path: Path) -> None:
-    from test_pr_support import Repo, config, export, run_cli  # the git-repo helpers
+    from support.pr import Repo, config, export, run_cli  # the git-repo helpers
 
     repo = Repo.init(tmp_path / "repo")
     repo.commit("base", {"rivet/a.yaml": config(export("orders"))})

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.rivet_plans import CAMPAIGN, OLD_OBJECT, RIVET_EVENTS, RIVET_OBJECT
 
 from rivet_ci.adapters.files import expand_config_paths, load_config_file, load_facts_file
 from rivet_ci.core.document import (
@@ -21,49 +22,6 @@ from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.problems import Problem
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def recommendation(name: str, score: int, **extra: Any) -> dict[str, Any]:
-    return {"export_name": name, "priority_score": score, "priority_class": "medium",
-            "cost_class": "medium", "risk_class": "low", "recommended_wave": 2,
-            "isolate_on_source": False,
-            "reasons": [{"kind": "large_table", "message": "Medium/large estimated row count "
-                                                           "(~500000)."}], **extra}
-
-
-CAMPAIGN: dict[str, Any] = {"ordered_exports": ["orders", "events"],
-            "waves": [{"wave": 2, "exports": ["orders"]}, {"wave": 4, "exports": ["events"]}],
-            "source_group_warnings": []}
-
-# rivet 0.24's artifact for one export: integrity, strategy_rationale and an embedded campaign.
-RIVET_OBJECT: dict[str, Any] = {
-    "export_name": "orders",
-    "strategy": "incremental",
-    "strategy_rationale": "cursor_column set, mode incremental",
-    "integrity": {"config_sha256": "0" * 64, "rivet_version": "0.24.3"},
-    "computed": {"row_estimate": 500000, "chunk_count": None},
-    "diagnostics": {"verdict": "EFFICIENT", "warnings": []},
-    "prioritization": {"export_recommendation": recommendation("orders", 58,
-                                                               source_group="replica_a"),
-                       "campaign": CAMPAIGN},
-}
-RIVET_EVENTS: dict[str, Any] = {
-    "export_name": "events",
-    "strategy": {"kind": "chunked", "chunk_size": 100000},  # some rivet versions nest it
-    "computed": {"row_estimate": 48000000, "chunk_count": 480},
-    "diagnostics": {"verdict": "ACCEPTABLE", "warnings": ["..."]},
-    "prioritization": {"export_recommendation": {
-        **recommendation("events", 25), "priority_class": "low", "cost_class": "very_high",
-        "recommended_wave": 4}},
-}
-# An older artifact: no integrity, no campaign, no strategy_rationale, no isolate_on_source.
-OLD_OBJECT: dict[str, Any] = {
-    "export_name": "customers",
-    "strategy": "snapshot",
-    "diagnostics": {"verdict": "ACCEPTABLE", "warnings": []},
-    "prioritization": {"export_recommendation": {
-        k: v for k, v in recommendation("customers", 67).items() if k != "isolate_on_source"}},
-}
 
 
 def test_reads_a_single_rivet_object() -> None:

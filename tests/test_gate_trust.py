@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_github import FakeGitHub
-from test_pr_support import (
+from support.fake_github import FakeGitHub
+from support.pr import (
     Repo,
     Result,
     config,

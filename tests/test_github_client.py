@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
+from support.fake_github import FakeGitHub
 
 from rivet_ci.adapters.github import (
     ACTIONS_BOT_LOGIN,

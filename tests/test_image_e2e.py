@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
-from test_pr_support import Repo, git, parse_outputs
+from support.fake_github import FakeGitHub
+from support.isolation import free_port
+from support.pr import Repo, git, parse_outputs
 
 IMAGE = os.environ.get("RIVET_CI_TEST_IMAGE", "")
 DOCKER = shutil.which("docker", path="/usr/bin") or shutil.which("docker") or "docker"
@@ -65,12 +66,6 @@ if _WHY_NOT is not None:
         pytest.fail(f"the image end-to-end test cannot run under CI=true: {_WHY_NOT}",
                     pytrace=False)
     pytest.skip(_WHY_NOT, allow_module_level=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)

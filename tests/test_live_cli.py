@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import db_seed
 import pytest
 import yaml
+from support import db_seed
 
 from rivet_ci.cli import run
 from rivet_ci.context import Context

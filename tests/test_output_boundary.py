@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pr_support import TEST_SECRETS, assert_no_secrets, secret_spellings
+from support.pr import TEST_SECRETS, assert_no_secrets, secret_spellings
 
 from rivet_ci import cli
 from rivet_ci.commands import show

@@ -7,25 +7,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import db_seed
-from fake_github import FakeGitHub
-from test_pr_action import PR, REPO, Workspace, gh, run_action
-from test_pr_support import Repo, config, export
-
-__all__ = ["gh"]
-
-
-def live_workspace(tmp_path: Path) -> Workspace:
-    repo = Repo.init(tmp_path / "workspace")
-    base = repo.commit("base", {"rivet/orders.yaml": config(
-        export("orders", table="public.orders", mode="incremental",
-               cursor_column="updated_at", source_group="replica_a"),
-        export("customers", table="public.customers", source_group="replica_a"),
-        url_env="SRC_URL")})
-    repo.checkout("feature", new=True)
-    runner = tmp_path / "runner"
-    runner.mkdir()
-    return Workspace(repo, base, runner)
+from support import db_seed
+from support.action import PR, REPO, live_workspace, run_action
+from support.fake_github import FakeGitHub
+from support.pr import config, export
 
 
 def test_live_action_plans_both_sides_on_fresh_facts(

@@ -16,7 +16,7 @@ from pathlib import Path
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from test_pr_support import (
+from support.pr import (
     BIG_FILES,
     BIG_PER_FILE,
     Repo,

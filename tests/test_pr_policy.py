@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_pr_support import chunked, config, export, heavy_facts, incremental
+from support.pr import chunked, config, export, heavy_facts, incremental
 
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.diff import Finding, FindingKind, FindingStatus, PlanDiff, diff_plans

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
-from test_pr_support import Result, run_cli
+from support.fake_github import FakeGitHub
+from support.pr import Result, run_cli
 
 from rivet_ci.core.marker import make_marker, parse_marker
 

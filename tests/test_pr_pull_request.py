@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_pr_support import (
+from support.pr import (
     Repo,
     chunked,
     config,

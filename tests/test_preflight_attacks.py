@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from db_seed import collect, collect_all, engine, write_config
 from sqlalchemy.engine import make_url
+from support.db_seed import collect, collect_all, engine, write_config
 
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED
 

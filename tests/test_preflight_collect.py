@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from db_seed import collect, collect_all, engine, with_required_keys, write_config
 from sqlalchemy.engine import make_url
+from support.db_seed import collect, collect_all, engine, with_required_keys, write_config
 
 from rivet_ci.adapters.preflight.base import PreflightOptions
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED, collect_facts

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from db_seed import (
+from support.db_seed import (
     EXPORT_DEFAULTS,
     NULLABLE_ROWS,
     ROWS,
@@ -168,7 +168,7 @@ def test_view_over_indexed_table_reports_plan_index_use(pg_db: str, tmp_path: Pa
 
 
 def test_sqlite_without_analyze_counts_small_tables(tmp_path: Path) -> None:
-    from db_seed import seed_sqlite
+    from support.db_seed import seed_sqlite
 
     url = seed_sqlite(tmp_path / "fresh.db", analyze=False)
     facts = collect(url, tmp_path / "cfg", [{"name": "orders", "table": "orders"}])["orders"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from db_seed import collect, collect_all, engine, reader_url, start_or_skip, write_config
 from sqlalchemy.engine import make_url
+from support.db_seed import collect, collect_all, engine, reader_url, start_or_skip, write_config
 
 pytestmark = pytest.mark.postgres
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from db_seed import (
+from support.db_seed import (
     BIG_ROWS,
     MY_SECRET,
     PG_SECRET,

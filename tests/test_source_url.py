@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from db_seed import write_config
+from support.db_seed import write_config
 
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.preflight.source_url import (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from db_seed import engine, write_config
 from sqlalchemy.engine import make_url
+from support.db_seed import engine, write_config
 
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import (

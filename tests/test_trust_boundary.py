@@ -21,21 +21,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
-from test_pr_action import (
+from support.action import (
     BOT,
     PR,
     REPO,
     TOKEN,
     Workspace,
     add_order_items,
+    live_workspace,
     on_base,
     run_action,
 )
-from test_pr_action import gh as gh  # noqa: PLC0414 (the fixture, shared)
-from test_pr_action import ws as ws  # noqa: PLC0414 (the fixture, shared)
-from test_pr_action_live import live_workspace
-from test_pr_support import git
+from support.fake_github import FakeGitHub
+from support.pr import git
 
 from rivet_ci.adapters.github import GitHubClient, GitHubUnavailable, upsert_comment
 from rivet_ci.core.marker import make_marker

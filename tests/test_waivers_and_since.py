@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
-from test_pr_support import NOW, Repo, Result, git, run_cli
+from support.fake_github import FakeGitHub
+from support.pr import NOW, Repo, Result, git, run_cli
 
 from rivet_ci.core.diff import Finding, PlanDiff
 from rivet_ci.core.since import make_digest, read_digest, since_last_push

@@ -11,13 +11,9 @@ estimates are stable between runs).
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import socket
 import sqlite3
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,30 +29,10 @@ from rivet_ci.adapters.preflight.base import PreflightOptions
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.facts import ExportFacts, FactsFile
+from support.isolation import free_port, run_root
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CI = REPO / ".ci"
-# Servers started by a test run live in a directory of that run's own (created on first use), so
-# two checkouts or two CI jobs on one host never share, reuse or stop each other's servers.
-_run_root: Path | None = None
-
-
-def run_root() -> Path:
-    """This test process's own directory for throwaway servers (mode 755: the database users
-    must traverse it)."""
-    global _run_root  # noqa: PLW0603 - one directory per test process, created lazily
-    if _run_root is None:
-        _run_root = Path(tempfile.mkdtemp(prefix="rivet-ci-pytest-"))
-        _run_root.chmod(0o755)
-        atexit.register(shutil.rmtree, _run_root, True)
-    return _run_root
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on right now (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 ROWS = 300_000          # the "large" tables
 BIG_ROWS = 1_000_000    # the table preflight must never scan
 SPARSE_ROWS = 2_000     # ids 5000, 10000, ... 10,000,000
