@@ -13,13 +13,11 @@ the facts file, URL files, state databases and template dir are read from the ba
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.github import (
     Behaviour,
@@ -34,15 +32,14 @@ from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import checked_text, facts_description
+from rivet_ci.core.comment_view import checked_text
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.diff import Finding
-from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import GateResult, evaluate_gate, parse_policy
+from rivet_ci.core.policy import GateResult, parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
@@ -50,8 +47,9 @@ from rivet_ci.event import read_event
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.live_facts import with_state_history
 from rivet_ci.ownership import WorkspaceOwner, adopt, make_parents
-from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
-from rivet_ci.review_comment import blob_linker, render_comments
+from rivet_ci.pull_request import PullRequestPlan
+from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review_comment import blob_linker
 from rivet_ci.settings import ActionSettings, SettingsError, write_outputs
 from rivet_ci.sink import check_parents, write_output
 from rivet_ci.trust import TrustedFiles
@@ -228,6 +226,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             raise FileNotFoundError(2, "not on the base revision")
         return data.decode("utf-8")
 
+    def write(path: Path, text: str, *, append: bool = False, root: Path | None = None) -> None:
+        # Through the output boundary: redacted, never through a symlink.
+        existed = path.exists()
+        check_parents(path, root)
+        make_parents(path, owner)
+        write_output(path, text, redact, root=root, append=append)
+        if not existed:
+            adopt(path, owner)
+
+    def write_step_outputs(values: Mapping[str, str | int | bool]) -> None:
+        if settings.github_output is not None:
+            existed = settings.github_output.exists()
+            write_outputs(settings.github_output, values, redact)
+            if not existed:
+                adopt(settings.github_output, owner)
+
     with tempfile.TemporaryDirectory(prefix="rivet-ci-state-") as state_dir:
 
         def history(current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
@@ -246,72 +260,56 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 read_url_file=read_url_file, placeholders=allowed)
             return history(live, configs)
 
-        pr = plan_pull_request(repo, base=base_sha, head=head_sha, globs=settings.configs,
-                               facts=facts, origin=origin, environ=allowed,
-                               facts_problems=facts_problems,
-                               collect=collect if settings.live else None,
-                               add_history=history if state_url and not settings.live else None,
-                               source_environ=ctx.environ, waivers_file=settings.waivers)
-    template_files = (trusted.read_dir(settings.template_path, "template")
-                      if settings.template_path is not None else None)
-    if trusted.findings:  # a PR changing what grades it: a finding, never used
-        pr = dataclasses.replace(pr, diff=pr.diff.model_copy(update={
-            "findings": (*pr.diff.findings, *trusted.findings)}))
-    policy = policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr})
-    gate = evaluate_gate(pr.diff, policy, pr.waivers)
-    timestamp = ctx.timestamp()
-    checked = pr.checked()
+        # The template dir, from the trusted side (before planning; read once).
+        template_files = (trusted.read_dir(settings.template_path, "template")
+                          if settings.template_path is not None else None)
+        outputs: dict[str, str | int | bool] = {}
+        rivet_path = settings.rivet_artifact_path
 
-    def write(path: Path, text: str, *, append: bool = False, root: Path | None = None) -> None:
-        # Through the output boundary: redacted, never through a symlink.
-        existed = path.exists()
-        check_parents(path, root)
-        make_parents(path, owner)
-        write_output(path, text, redact, root=root, append=append)
-        if not existed:
-            adopt(path, owner)
+        def write_document(report: Report) -> None:
+            # 1. The artifact first: it must survive anything that fails later; then the
+            #    outputs.
+            pr, gate = report.pr, report.gate
+            write(settings.output_path, report.document_text(), root=settings.workspace)
+            if rivet_path is not None:
+                write(rivet_path, dump_json(rivet_document(pr.head.configs,
+                                                           created_at=ctx.now())),
+                      root=settings.workspace)
+            outputs.update({
+                "plan-path": settings.for_output(settings.output_path),
+                "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
+                "comment-url": "",
+                "comment-file": settings.for_output(settings.comment_path),
+                "changed-exports": len(pr.diff.changed_exports),
+                "new-isolations": sum(1 for c in pr.diff.exports if c.isolation == "new"),
+                "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
+                "gate": "passed" if gate.passed else "failed",
+                "comment-posted": False,
+                **report.checked,
+                "policy": gate.policy,
+            })
+            write_step_outputs(outputs)
 
-    def write_step_outputs(values: Mapping[str, str | int | bool]) -> None:
-        if settings.github_output is not None:
-            existed = settings.github_output.exists()
-            write_outputs(settings.github_output, values, redact)
-            if not existed:
-                adopt(settings.github_output, owner)
-
-    # 1. The artifact first: it must survive anything that fails later; then the outputs.
-    write(settings.output_path, dump_json(pull_request_document(
-        pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-        changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)),
-        root=settings.workspace)
-    rivet_path = settings.rivet_artifact_path
-    if rivet_path is not None:
-        write(rivet_path, dump_json(rivet_document(pr.head.configs, created_at=ctx.now())),
-              root=settings.workspace)
-    outputs: dict[str, str | int | bool] = {
-        "plan-path": settings.for_output(settings.output_path),
-        "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
-        "comment-url": "",
-        "comment-file": settings.for_output(settings.comment_path),
-        "changed-exports": len(pr.diff.changed_exports),
-        "new-isolations": sum(1 for c in pr.diff.exports if c.isolation == "new"),
-        "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
-        "gate": "passed" if gate.passed else "failed",
-        "comment-posted": False,
-        **checked,
-        "policy": gate.policy,
-    }
-    write_step_outputs(outputs)
-
-    # 2. The comment (short enough for GitHub) and the full report (for the step summary).
-    previous = previous_comment(settings, number, ctx)
-    bodies = render_comments(
-        pr, gate, gate_id=settings.gate_id, timestamp=timestamp,
-        facts_text=facts_description(origin, ctx.now()), run_url=settings.run_url,
-        now=ctx.now(), links=blob_linker(settings.server_url, settings.repository, pr.head_sha),
-        template_dir=None if template_files is not None else settings.template_path,
-        template_files=template_files, previous_body=previous,
-        waiver_in_pr=policy.waiver_in_pr, redact=redact, checked=checked,
-        waiver_problems=pr.waiver_problems)
+        # 2. The comment (short enough for GitHub) and the full report (for the step summary).
+        report = review_pull_request(
+            Sides(repo, base_sha, head_sha, settings.configs, waivers_file=settings.waivers),
+            FactsSource(facts, origin, facts_problems, environ=allowed,
+                        collect=collect if settings.live else None,
+                        add_history=history if state_url and not settings.live else None,
+                        source_environ=ctx.environ),
+            policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr}),
+            clock=ctx.now, timestamp=ctx.timestamp, redact=redact,
+            extra_findings=lambda: trusted.findings,  # a PR changing what grades it: unused
+            comment=CommentOptions(
+                gate_id=settings.gate_id, run_url=settings.run_url,
+                links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
+                template_dir=None if template_files is not None else settings.template_path,
+                template_files=template_files,
+                previous_body=lambda: previous_comment(settings, number, ctx)),
+            on_document=write_document)
+    pr, gate, bodies = report.pr, report.gate, report.bodies
+    assert bodies is not None
+    checked = report.checked
     body, short = redact(bodies.comment), redact(bodies.short)
     write(settings.comment_path, body, root=settings.workspace)
     if settings.step_summary is not None:
@@ -330,7 +328,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     # 4. Post (or not), then the outputs that depend on it.
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
-                           timestamp=timestamp, ctx=ctx)
+                           timestamp=report.timestamp, ctx=ctx)
     if outcome is not None:
         outputs["comment-url"] = outcome.url or ""
         outputs["comment-posted"] = outcome.action in POSTED

@@ -5,20 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
 from rivet_ci.config_options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.context import Context
-from rivet_ci.core.comment_view import checked_text, facts_description
-from rivet_ci.core.diff_document import pull_request_document
-from rivet_ci.core.document import dump_json
-from rivet_ci.core.policy import PolicyError, evaluate_gate, parse_policy
+from rivet_ci.core.comment_view import checked_text
+from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
-from rivet_ci.pull_request import plan_pull_request
-from rivet_ci.review_comment import linker_from_environ, local_hint, render_comments
+from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review_comment import linker_from_environ, local_hint
 from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
 from rivet_ci.sink import write_output
 
@@ -84,31 +81,30 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 f"{', ...' if len(dirty) > 5 else ''}); pass --head HEAD to plan the last "
                 "commit instead\n")
     params = parse_params(args.params)
-    pr = plan_pull_request(repo, base=args.base, head=args.head or "HEAD", globs=globs,
-                           facts=facts, origin=origin,
-                           environ={**ctx.environ, **(params or {})},
-                           facts_problems=facts_problems, worktree=worktree,
-                           waivers_file=args.waivers or None)
-    warn_unused_params(params, pr.loaded, ctx.stderr)
-    policy = policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr})
-    gate = evaluate_gate(pr.diff, policy, pr.waivers)
-    timestamp = ctx.timestamp()
-    if args.format == "json" or args.output:
-        text = (dump_json(pull_request_document(
-            pr.base, pr.head, pr.diff, gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
-            changed_files=pr.changed_files_json, generated_at=timestamp, version=__version__)))
-        if args.output:
-            write_output(ctx.cwd / args.output, text, ctx.redact, root=ctx.cwd)
-        if args.format == "json":
-            ctx.stdout.write(text)
-    if args.format == "markdown":
-        bodies = render_comments(
-            pr, gate, gate_id=args.gate_id, timestamp=timestamp,
-            facts_text=facts_description(origin, ctx.now()), run_url=None, now=ctx.now(),
-            links=linker_from_environ(ctx.environ, pr.head_sha),
-            template_dir=args.template_dir, hint=local_hint(args.output), redact=ctx.redact,
-            checked=pr.checked(), waiver_problems=pr.waiver_problems)
-        ctx.stdout.write(bodies.comment)
+
+    def write_document(report: Report) -> None:
+        warn_unused_params(params, report.pr.loaded, ctx.stderr)
+        if args.format == "json" or args.output:
+            text = report.document_text()
+            if args.output:
+                write_output(ctx.cwd / args.output, text, ctx.redact, root=ctx.cwd)
+            if args.format == "json":
+                ctx.stdout.write(text)
+
+    report = review_pull_request(
+        Sides(repo, args.base, args.head or "HEAD", globs, worktree=worktree,
+              waivers_file=args.waivers or None),
+        FactsSource(facts, origin, facts_problems, environ={**ctx.environ, **(params or {})}),
+        policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
+        clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,
+        comment=CommentOptions(
+            gate_id=args.gate_id, links=lambda sha: linker_from_environ(ctx.environ, sha),
+            template_dir=args.template_dir, hint=local_hint(args.output),
+        ) if args.format == "markdown" else None,
+        on_document=write_document)
+    pr, gate = report.pr, report.gate
+    if report.bodies is not None:
+        ctx.stdout.write(report.bodies.comment)
     ctx.stderr.write(f"rivet-ci: {checked_text(pr.checked())}"
                      f"{' (working tree)' if worktree else ''}; gate "
                      f"{'passed' if gate.passed else 'failed'} (fail-on: {gate.policy})\n")

@@ -1,0 +1,156 @@
+"""The pull-request review: ONE pipeline, used by `rivet-ci action` and by `rivet-ci diff`.
+
+    plan base and head (`plan_both_sides`) -> extra findings -> gate -> plan document
+    -> marker -> view -> redact the view -> render within limits
+
+`review_pull_request` receives every piece of I/O it needs (the git reader, the facts, the live
+collector and history reader, the clock, the redactor, the previous comment) and returns the
+report; it writes nothing itself. The caller writes the outputs through the output boundary.
+
+Order matters for "lose nothing": `on_document` is called as soon as the plan document can be
+built — before the previous comment is read and before the comment is rendered — so the caller
+writes `plan.json` (and its step outputs) even when a user template fails later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from rivet_ci import __version__
+from rivet_ci.adapters.git import GitRepo
+from rivet_ci.core.comment_view import LinkFor, facts_description
+from rivet_ci.core.diff import Finding
+from rivet_ci.core.diff_document import pull_request_document
+from rivet_ci.core.document import dump_json
+from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.planner import FactsOrigin
+from rivet_ci.core.policy import GatePolicy, GateResult, evaluate_gate
+from rivet_ci.core.problems import Problem
+from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
+from rivet_ci.pull_request import (
+    FactsCollector,
+    HistoryReader,
+    PullRequestPlan,
+    plan_pull_request,
+)
+from rivet_ci.redaction import Redactor
+from rivet_ci.review_comment import Bodies, render_comments
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What to compare: two revisions of `repo` (head may be the working tree) and the configs."""
+
+    repo: GitRepo
+    base: str
+    head: str
+    globs: Sequence[str]
+    worktree: bool = False
+    waivers_file: str | None = DEFAULT_WAIVERS_FILE
+
+
+@dataclass(frozen=True)
+class FactsSource:
+    """The one facts source both sides are planned against.
+
+    `collect` gathers live facts for both sides (replacing `facts`); `add_history` folds rivet's
+    run history into `facts`. `environ` fills `${...}` in the configs; `source_environ` (default:
+    the same) fills the base revision's `source:` sections live preflight connects to.
+    """
+
+    facts: FactsFile | None
+    origin: FactsOrigin
+    problems: Sequence[Problem] = ()
+    environ: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    collect: FactsCollector | None = None
+    add_history: HistoryReader | None = None
+    source_environ: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class CommentOptions:
+    """How the comment is rendered. `links` gives the line-link builder for the head commit."""
+
+    gate_id: str
+    run_url: str | None = None
+    links: Callable[[str], LinkFor | None] = lambda _sha: None
+    template_dir: Path | None = None
+    template_files: Mapping[str, bytes] | None = None
+    hint: str | None = None
+    # Read (once) just before rendering: the body of this gate's comment from an earlier run.
+    previous_body: Callable[[], str | None] = lambda: None
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a review produced; `bodies` is None until (and unless) the comment is rendered."""
+
+    pr: PullRequestPlan
+    gate: GateResult
+    policy: GatePolicy
+    timestamp: str
+    now: datetime
+    bodies: Bodies | None = None
+
+    @property
+    def checked(self) -> dict[str, int]:
+        return self.pr.checked()
+
+    def document(self) -> dict[str, object]:
+        """The plan document (`rivet-ci-plan/1` with the pull request's keys)."""
+        pr = self.pr
+        return pull_request_document(
+            pr.base, pr.head, pr.diff, self.gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+            changed_files=pr.changed_files_json, generated_at=self.timestamp,
+            version=__version__)
+
+    def document_text(self) -> str:
+        return dump_json(self.document())
+
+
+def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
+    """Plan base and head against one facts source (the step that decides what is planned)."""
+    return plan_pull_request(
+        sides.repo, base=sides.base, head=sides.head, globs=sides.globs, facts=facts.facts,
+        origin=facts.origin, environ=facts.environ, facts_problems=facts.problems,
+        collect=facts.collect, add_history=facts.add_history, worktree=sides.worktree,
+        source_environ=facts.source_environ, waivers_file=sides.waivers_file)
+
+
+def review_pull_request(
+    sides: Sides, facts: FactsSource, policy: GatePolicy, *,
+    clock: Callable[[], datetime], timestamp: Callable[[], str], redact: Redactor,
+    comment: CommentOptions | None = None,
+    extra_findings: Callable[[], Sequence[Finding]] = tuple,
+    on_document: Callable[[Report], None] | None = None,
+) -> Report:
+    """Plan both sides, gate, and (with `comment`) render the comment bodies.
+
+    `extra_findings`, read once planning is done (planning may read trusted files), join the
+    diff's findings before the gate — e.g. a PR changing the files that grade it. The bodies
+    are rendered from a view the redactor has scrubbed; the caller still writes them through
+    its output boundary.
+    """
+    pr = plan_both_sides(sides, facts)
+    extra = extra_findings()
+    if extra:
+        pr = dataclasses.replace(pr, diff=pr.diff.model_copy(update={
+            "findings": (*pr.diff.findings, *extra)}))
+    gate = evaluate_gate(pr.diff, policy, pr.waivers)
+    report = Report(pr=pr, gate=gate, policy=policy, timestamp=timestamp(), now=clock())
+    if on_document is not None:
+        on_document(report)
+    if comment is None:
+        return report
+    bodies = render_comments(
+        pr, gate, gate_id=comment.gate_id, timestamp=report.timestamp,
+        facts_text=facts_description(pr.head.facts, report.now), run_url=comment.run_url,
+        now=report.now, links=comment.links(pr.head_sha), template_dir=comment.template_dir,
+        template_files=comment.template_files, previous_body=comment.previous_body(),
+        hint=comment.hint, waiver_in_pr=policy.waiver_in_pr, redact=redact,
+        checked=pr.checked(), waiver_problems=pr.waiver_problems)
+    return dataclasses.replace(report, bodies=bodies)
