@@ -55,6 +55,6 @@ ENV PATH=/opt/rivet-ci/bin:$PATH \
 # be root (a workflow cannot pass --user, and the workspace belongs to the runner's uid: 1001 on
 # GitHub-hosted runners, anything on a self-hosted one). rivet-ci, running as root, hands every
 # file it creates or changes in the workspace to the workspace's owner and runs git as that
-# owner, so nothing root-owned is left behind for the next checkout (rivet_ci/ownership.py);
+# owner, so nothing root-owned is left behind for the next checkout (rivet_ci/output/ownership.py);
 # git also gets `-c safe.directory=<workspace>` on every call.
 ENTRYPOINT ["rivet-ci", "action"]

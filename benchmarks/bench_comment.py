@@ -101,8 +101,8 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     from rivet_ci.adapters.git import GitRepo
     from rivet_ci.core.planner import FactsOrigin
     from rivet_ci.core.policy import evaluate_gate, parse_policy
-    from rivet_ci.pull_request import plan_pull_request
-    from rivet_ci.review_comment import render_comments
+    from rivet_ci.review.comment import render_comments
+    from rivet_ci.review.pull_request import plan_pull_request
 
     facts_file, _ = load_facts_file(facts, root=repo)
     pr = plan_pull_request(GitRepo(repo), base="main", head="pr", globs=("rivet/**/*.yaml",),
@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--save", type=Path, help="write the comment of the last run here")
     args = parser.parse_args()
-    from rivet_ci.runtime import tune_gc
+    from rivet_ci.cli.runtime import tune_gc
 
     tune_gc()  # as `rivet-ci` does at start-up (rivet_ci.cli.main)
     exe = Path(sys.executable).with_name("rivet-ci")

@@ -36,11 +36,11 @@ from typing import Any, TypeVar
 import yaml
 
 from rivet_ci.adapters.files import load_config_file, load_facts_file
+from rivet_ci.cli.runtime import tune_gc
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.document import dump_json, plan_document
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.planner import FactsOrigin, plan_configs
-from rivet_ci.runtime import tune_gc
 
 T = TypeVar("T")
 TARGET_SECONDS = 1.0

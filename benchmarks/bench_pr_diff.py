@@ -26,8 +26,8 @@ from typing import Any
 import yaml
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
-from rivet_ci.runtime import tune_gc
+from rivet_ci.cli.runtime import tune_gc
+from rivet_ci.commands.context import Context
 
 GROUPS = 10
 

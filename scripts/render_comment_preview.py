@@ -38,7 +38,7 @@ from support.pr import (  # noqa: E402  (the tests' real-git helpers)
 )
 
 from rivet_ci.cli import run  # noqa: E402
-from rivet_ci.context import Context  # noqa: E402
+from rivet_ci.commands.context import Context  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

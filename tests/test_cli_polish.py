@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rivet_ci.cli import COMMANDS, build_parser, run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 
 REPO = Path(__file__).resolve().parent.parent
 CLOCK = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from pathlib import Path
 from support.rivet_plans import OLD_OBJECT, RIVET_EVENTS, RIVET_OBJECT
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -32,7 +32,7 @@ from support.pr import (
 from rivet_ci import __version__
 from rivet_ci.core.diff import material_change
 from rivet_ci.core.recommendation import ExportRecommendation, Reason
-from rivet_ci.render import GITHUB_COMMENT_LIMIT
+from rivet_ci.output.render import GITHUB_COMMENT_LIMIT
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}
@@ -309,7 +309,7 @@ def test_hostile_names_render_inert(tmp_path: Path) -> None:
 
 
 def test_a_trailing_newline_or_cr_in_a_name_cannot_break_a_line() -> None:
-    from rivet_ci.render import cell_code, code, md_text
+    from rivet_ci.output.render import cell_code, code, md_text
 
     for value in ("name\n", "a\r\n- [x](http://e)", "x\u2028# heading"):
         for rendered in (md_text(value), code(value), cell_code(value)):

@@ -22,8 +22,8 @@ import yaml
 from pydantic import BaseModel
 
 from rivet_ci.cli import run
-from rivet_ci.config_options import parse_params
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.options import parse_params
 from rivet_ci.core.config import STRUCTS, Config
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.config_rules import RULES, rules_table

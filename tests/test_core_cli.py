@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 
 REPO = Path(__file__).resolve().parent.parent

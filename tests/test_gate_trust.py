@@ -33,7 +33,7 @@ from support.pr import (
 
 from rivet_ci.adapters.git import compile_globs
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.exit_codes import GATE_FAILED, INTERRUPTED, OK, USAGE_ERROR
 
 ROOT = Path(__file__).resolve().parent.parent

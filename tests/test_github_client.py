@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support.fake_github import FakeGitHub
 
-from rivet_ci.adapters.github import (
+from rivet_ci.adapters.github.transport import (
     ACTIONS_BOT_LOGIN,
     Behaviour,
     CommentAction,

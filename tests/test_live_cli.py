@@ -14,7 +14,7 @@ import yaml
 from support import db_seed
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

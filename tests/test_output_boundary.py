@@ -1,4 +1,5 @@
-"""The output boundary (rivet_ci.redaction, rivet_ci.sink): one redactor for every byte written.
+"""The output boundary (rivet_ci.output.redaction, rivet_ci.output.sink): one redactor for every
+byte written.
 
 Secrets are masked in every form an output may carry them (HTML-/entity-/JSON-/repr-escaped,
 YAML-split, case-folded), in stdout, stderr, logging (the last-resort handler and
@@ -22,10 +23,10 @@ from support.pr import TEST_SECRETS, assert_no_secrets, secret_spellings
 
 from rivet_ci import cli
 from rivet_ci.commands import show
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
-from rivet_ci.redaction import MASK, Redactor, environment_secrets, is_secret_name
-from rivet_ci.sink import RedactingStream, write_output
+from rivet_ci.output.redaction import MASK, Redactor, environment_secrets, is_secret_name
+from rivet_ci.output.sink import RedactingStream, write_output
 
 SECRET = 's3cr3t-P@ss,w<o>rd&"q\\z|x'
 REPO_ROOT = Path(__file__).resolve().parent.parent

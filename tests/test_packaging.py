@@ -28,7 +28,7 @@ def test_wheel_contains_templates_and_typed_marker(tmp_path: Path) -> None:
 
 
 def test_source_checkout_finds_the_top_level_templates() -> None:
-    from rivet_ci.render import builtin_template_dir
+    from rivet_ci.output.render import builtin_template_dir
 
     assert (builtin_template_dir() / "comment.md.j2").is_file()
 

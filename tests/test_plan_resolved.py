@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.exit_codes import OK
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from rivet_ci.adapters.git import ChangedFile, GitRepo
 from rivet_ci.core.diff import REPO_SCOPE, ExportChange
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.pull_request import PullRequestPlan, plan_pull_request
+from rivet_ci.review.pull_request import PullRequestPlan, plan_pull_request
 
 GLOBS = ("rivet/**/*.yaml",)
 FACTS = FactsFile.model_validate({

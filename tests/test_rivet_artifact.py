@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.core.document import PlanReadError, read_plan
 from rivet_ci.core.resolve import generate_chunks
 from rivet_ci.core.rivet_artifact import (

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from rivet_ci.core.marker import make_marker
-from rivet_ci.settings import (
+from rivet_ci.github_action.settings import (
     _INPUTS,
     DEFAULT_CONFIG_GLOBS,
     ActionSettings,

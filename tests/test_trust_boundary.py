@@ -35,7 +35,7 @@ from support.action import (
 from support.fake_github import FakeGitHub
 from support.pr import git
 
-from rivet_ci.adapters.github import GitHubClient, GitHubUnavailable, upsert_comment
+from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable, upsert_comment
 from rivet_ci.core.marker import make_marker
 
 DB_PASSWORD = "s3cr3t-P@ss,word&<x>"
@@ -365,7 +365,8 @@ def test_a_dripping_server_cannot_hold_the_job() -> None:
 
 
 def test_the_workspace_git_tree_holds_the_symlinks_the_tests_commit(ws: Workspace) -> None:
-    # Sanity: git records a committed symlink as mode 120000 (what rivet_ci.trust refuses).
+    # Sanity: git records a committed symlink as mode 120000 (what rivet_ci.github_action.trust
+    # refuses).
     os.symlink("/etc/hostname", ws.path / "link")
     ws.repo.commit("link", {})
     assert git(ws.path, "ls-tree", "HEAD", "link").startswith("120000")
@@ -389,7 +390,7 @@ def test_the_workspace_git_tree_holds_the_symlinks_the_tests_commit(ws: Workspac
 def test_a_template_that_burns_resources_is_stopped_with_a_clear_error(
         gh: FakeGitHub, ws: Workspace, template: str, message: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rivet_ci.render.RENDER_DEADLINE_S", 1.5)
+    monkeypatch.setattr("rivet_ci.output.render.RENDER_DEADLINE_S", 1.5)
     on_base(ws, {"tpl/comment.md.j2": template})
     head = add_order_items(ws)
     gh.add_pull(REPO, PR, head_sha=head)

@@ -195,7 +195,7 @@ class GitRepo:
         self.root = Path(root).absolute()
         self._git = git
         # (uid, gid) to run git as: the workspace's owner when rivet-ci runs as root in a Docker
-        # action, so a fetch leaves no root-owned objects in .git (see rivet_ci.ownership).
+        # action, so a fetch leaves no root-owned objects in .git (see rivet_ci.output.ownership).
         self._run_as = run_as
         # In a Docker action the workspace belongs to the runner's uid, not to the container's
         # user, and git refuses such a repository ("dubious ownership") unless it is listed in

@@ -10,9 +10,9 @@ import argparse
 import json
 from pathlib import Path
 
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.options import add_config_arguments, parse_params, warn_unused_params
 from rivet_ci.commands.plan import load_configs
-from rivet_ci.config_options import add_config_arguments, parse_params, warn_unused_params
-from rivet_ci.context import Context
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 
 

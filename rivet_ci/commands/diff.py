@@ -6,18 +6,18 @@ import argparse
 from pathlib import Path
 
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
-from rivet_ci.config_options import add_param_argument, parse_params, warn_unused_params
-from rivet_ci.context import Context
 from rivet_ci.core.comment_view import checked_text
 from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
+from rivet_ci.github_action.settings import DEFAULT_CONFIG_GLOBS
+from rivet_ci.output.sink import write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review_comment import linker_from_environ, local_hint
-from rivet_ci.settings import DEFAULT_CONFIG_GLOBS
-from rivet_ci.sink import write_output
+from rivet_ci.review.comment import linker_from_environ, local_hint
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

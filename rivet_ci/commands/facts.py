@@ -12,12 +12,12 @@ from pathlib import Path
 
 import yaml
 
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.live import add_live_arguments, collect_live
+from rivet_ci.commands.options import add_config_arguments
 from rivet_ci.commands.plan import load_configs
-from rivet_ci.config_options import add_config_arguments
-from rivet_ci.context import Context
 from rivet_ci.exit_codes import OK, USAGE_ERROR
-from rivet_ci.live_facts import add_live_arguments, collect_live
-from rivet_ci.sink import write_output
+from rivet_ci.output.sink import write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -16,13 +16,14 @@ from rivet_ci.adapters.files import (
     load_config_file,
     load_facts_file,
 )
-from rivet_ci.config_options import (
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.live import add_live_arguments, collect_live, with_state_history
+from rivet_ci.commands.options import (
     add_config_arguments,
     parse_params,
     path_checker,
     warn_unused_params,
 )
-from rivet_ci.context import Context
 from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.document import dump_json, plan_document
@@ -33,8 +34,7 @@ from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
-from rivet_ci.live_facts import add_live_arguments, collect_live, with_state_history
-from rivet_ci.sink import write_output
+from rivet_ci.output.sink import write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

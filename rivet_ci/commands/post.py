@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rivet_ci.adapters.github import (
+from rivet_ci.adapters.github.event import read_event as read_event_file
+from rivet_ci.adapters.github.transport import (
     Behaviour,
     CommentAction,
     GitHubClient,
@@ -27,12 +28,11 @@ from rivet_ci.adapters.github import (
     find_pull_for_head,
     upsert_comment,
 )
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.core.marker import Marker, parse_marker
 from rivet_ci.errors import UsageError
-from rivet_ci.event import read_event as read_event_file
 from rivet_ci.exit_codes import OK
-from rivet_ci.render import GITHUB_COMMENT_LIMIT
+from rivet_ci.output.render import GITHUB_COMMENT_LIMIT
 
 DEFAULT_API_URL = "https://api.github.com"
 

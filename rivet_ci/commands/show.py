@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rivet_ci import __version__
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
 from rivet_ci.core.pretty import problem_lines, render_pretty
 from rivet_ci.errors import UsageError

@@ -28,7 +28,8 @@ ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
 FindingStatus = Literal["new", "pre-existing", "resolved"]
 FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolation",
                       "new-warning", "score-drop", "wave-later", "low-confidence",
-                      # A PR changing a file that grades it (rivet_ci.trust, docs/security.md).
+                      # A PR changing a file that grades it (rivet_ci.github_action.trust,
+                      # docs/security.md).
                       "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
                       "template-changed-in-pr"]
 REPO_SCOPE = "(all configs)"

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import yaml
 
 from rivet_ci.cli import run
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 FACTS_CAPTURED = "2026-11-29T06:00:00Z"

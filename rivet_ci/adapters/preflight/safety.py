@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-# One redactor for the whole program (rivet_ci.redaction), re-exported for the preflight adapters.
-from rivet_ci.redaction import MASK, Redactor, redact_url
+# One redactor for the whole program (rivet_ci.output.redaction), re-exported for the preflight
+# adapters.
+from rivet_ci.output.redaction import MASK, Redactor, redact_url
 
 __all__ = ["MASK", "Dialect", "Redactor", "UnsafeQueryError", "VettedQuery", "check_column_name",
            "parse_table_name", "redact_url", "vet_query"]

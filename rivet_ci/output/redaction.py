@@ -2,7 +2,7 @@
 
 A pull request's config is untrusted, and CI runs with secrets in its environment. Every byte
 rivet-ci writes (stdout, stderr, logging, plan.json, the comment, the summary, annotations, step
-outputs) passes one :class:`Redactor` (see :mod:`rivet_ci.sink`), which masks:
+outputs) passes one :class:`Redactor` (see :mod:`rivet_ci.output.sink`), which masks:
 
 * the password of any ``scheme://user:password@`` URL, always;
 * every value of an environment variable whose *name* looks secret (:func:`is_secret_name`),

@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rivet_ci.config_options import parse_params
-from rivet_ci.context import Context
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.options import parse_params
+from rivet_ci.commands.progress import ProgressBar
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.errors import UsageError
-from rivet_ci.progress import ProgressBar
 
 if TYPE_CHECKING:
     from rivet_ci.adapters.preflight.collect import PreflightOptions

@@ -28,7 +28,7 @@ from typing import Literal
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.core.diff import Finding
 from rivet_ci.errors import UsageError
-from rivet_ci.sink import symlinked_parent
+from rivet_ci.output.sink import symlinked_parent
 
 TrustedKind = Literal["facts", "url-file", "state", "template"]
 FINDING_KINDS: Mapping[TrustedKind, str] = {

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rivet_ci.errors import UsageError
-from rivet_ci.redaction import Redactor
+from rivet_ci.output.redaction import Redactor
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 

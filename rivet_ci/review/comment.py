@@ -24,9 +24,8 @@ from rivet_ci.core.policy import GateResult
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.since import make_digest, read_digest, since_last_push
 from rivet_ci.core.waivers import WAIVABLE_KINDS, waiver_comment
-from rivet_ci.pull_request import PullRequestPlan
-from rivet_ci.redaction import Redactor
-from rivet_ci.render import (
+from rivet_ci.output.redaction import Redactor
+from rivet_ci.output.render import (
     GITHUB_COMMENT_LIMIT,
     STEP_SUMMARY_LIMIT,
     RowCache,
@@ -36,6 +35,7 @@ from rivet_ci.render import (
     row_lengths,
     template_environment,
 )
+from rivet_ci.review.pull_request import PullRequestPlan
 
 SHORT_COMMENT_LIMIT = 16_000  # posted when GitHub rejects the full comment as too long
 RULES_URL = "https://github.com/rivet-ci/rivet-ci/blob/v{version}/docs/scoring-rules.md"

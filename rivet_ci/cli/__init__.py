@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from rivet_ci import __version__
-from rivet_ci.context import Context
+from rivet_ci.cli.runtime import tune_gc
+from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
-from rivet_ci.redaction import environment_secrets, redactor_for
-from rivet_ci.runtime import tune_gc
-from rivet_ci.sink import RedactingStream, logging_to
+from rivet_ci.output.redaction import environment_secrets, redactor_for
+from rivet_ci.output.sink import RedactingStream, logging_to
 
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
 # imported by name and only when needed: a command pulls in what it uses (SQLAlchemy and the
@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "facts": "rivet_ci.commands.facts",
     "diff": "rivet_ci.commands.diff",
     "show": "rivet_ci.commands.show",
-    "action": "rivet_ci.action",
+    "action": "rivet_ci.github_action.command",
     "post": "rivet_ci.commands.post",
 }
 
@@ -112,7 +112,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     """Parse and dispatch; every error ends here as a message and an exit code.
 
     Everything the command writes to stdout, stderr or the logging module passes the output
-    boundary's redactor (`rivet_ci.sink`), built here from the environment's secrets.
+    boundary's redactor (`rivet_ci.output.sink`), built here from the environment's secrets.
     """
     redact = ctx.redact
     redact.add(*environment_secrets(ctx.environ))

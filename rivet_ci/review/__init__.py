@@ -31,14 +31,14 @@ from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GatePolicy, GateResult, evaluate_gate
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
-from rivet_ci.pull_request import (
+from rivet_ci.output.redaction import Redactor
+from rivet_ci.review.comment import Bodies, render_comments
+from rivet_ci.review.pull_request import (
     FactsCollector,
     HistoryReader,
     PullRequestPlan,
     plan_pull_request,
 )
-from rivet_ci.redaction import Redactor
-from rivet_ci.review_comment import Bodies, render_comments
 
 
 @dataclass(frozen=True)

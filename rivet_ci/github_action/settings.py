@@ -27,8 +27,8 @@ from pydantic_core import PydanticCustomError
 from rivet_ci.adapters.git import compile_globs
 from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
-from rivet_ci.redaction import Redactor, is_secret_name
-from rivet_ci.sink import append_output
+from rivet_ci.output.redaction import Redactor, is_secret_name
+from rivet_ci.output.sink import append_output
 
 __all__ = [
     "DEFAULT_CONFIG_GLOBS",
@@ -136,7 +136,7 @@ class ActionSettings(BaseModel):
     # `--param KEY=VALUE` items, one a line: they fill `${KEY}` and win over the environment.
     params: tuple[str, ...] = ()
     # Values to mask in every output; the redactor reads them from INPUT_ADD-MASK itself
-    # (rivet_ci.redaction), before settings are even parsed.
+    # (rivet_ci.output.redaction), before settings are even parsed.
     add_mask: SecretStr | None = Field(default=None, repr=False)
     # The waivers file, read from the BASE revision (core/waivers.py); absent means none.
     waivers: str = ".rivet-ci/waivers.yaml"

@@ -7,7 +7,8 @@ post is reported as a warning and does not change the gate's verdict.
 
 The trust boundary (docs/security.md): configs are filled only from `env-allow` variables;
 the facts file, URL files, state databases and template dir are read from the base revision
-(`rivet_ci.trust`); every output leaves through the redacting sink (`rivet_ci.sink`).
+(`rivet_ci.github_action.trust`); every output leaves through the redacting sink
+(`rivet_ci.output.sink`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.adapters.github import (
+from rivet_ci.adapters.github.event import read_event
+from rivet_ci.adapters.github.transport import (
     Behaviour,
     CommentAction,
     CommentOutcome,
@@ -30,8 +32,9 @@ from rivet_ci.adapters.github import (
 )
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
+from rivet_ci.commands.context import Context
+from rivet_ci.commands.live import with_state_history
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
-from rivet_ci.context import Context
 from rivet_ci.core.comment_view import checked_text
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.diff import Finding
@@ -43,16 +46,14 @@ from rivet_ci.core.policy import GateResult, parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
-from rivet_ci.event import read_event
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
-from rivet_ci.live_facts import with_state_history
-from rivet_ci.ownership import WorkspaceOwner, adopt, make_parents
-from rivet_ci.pull_request import PullRequestPlan
+from rivet_ci.github_action.settings import ActionSettings, SettingsError, write_outputs
+from rivet_ci.github_action.trust import TrustedFiles
+from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
+from rivet_ci.output.sink import check_parents, write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review_comment import blob_linker
-from rivet_ci.settings import ActionSettings, SettingsError, write_outputs
-from rivet_ci.sink import check_parents, write_output
-from rivet_ci.trust import TrustedFiles
+from rivet_ci.review.comment import blob_linker
+from rivet_ci.review.pull_request import PullRequestPlan
 
 MAX_ANNOTATIONS = 10
 # Outcomes after which the PR shows this run's comment.

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from rivet_ci.redaction import Redactor
+from rivet_ci.output.redaction import Redactor
 
 
 def _utc_now() -> datetime:
@@ -26,7 +26,7 @@ class Context:
     environ: Mapping[str, str]
     cwd: Path
     now: Callable[[], datetime] = field(default=_utc_now)
-    # The output boundary's redactor (see rivet_ci.sink): `cli.run` builds it from `environ`
+    # The output boundary's redactor (see rivet_ci.output.sink): `cli.run` builds it from `environ`
     # and wraps `stdout`/`stderr` with it; commands add the secrets they learn.
     redact: Redactor = field(default_factory=Redactor)
 

@@ -27,7 +27,7 @@ from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView, WhyPart, plural
 from rivet_ci.errors import UsageError
-from rivet_ci.trust import UntrustedPathError, read_nofollow
+from rivet_ci.github_action.trust import UntrustedPathError, read_nofollow
 
 COMMENT_TEMPLATE = "comment.md.j2"
 GITHUB_COMMENT_LIMIT = 65_536
@@ -35,10 +35,11 @@ STEP_SUMMARY_LIMIT = 1_000_000  # GitHub allows 1 MiB per step summary
 
 
 def builtin_template_dir() -> Path:
-    packaged = Path(__file__).parent / "templates"  # inside the wheel / image
+    package = Path(__file__).resolve().parent.parent  # rivet_ci/
+    packaged = package / "templates"  # inside the wheel / image
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "templates"  # a source checkout
+    return package.parent / "templates"  # a source checkout
 
 
 # -- one escaping rule ----------------------------------------------------------------------------

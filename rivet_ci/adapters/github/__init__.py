@@ -1,0 +1,1 @@
+"""GitHub: the REST transport, its models, the sticky comment, the event payload."""

@@ -1,0 +1,1 @@
+"""Running as the GitHub Action: inputs, the trust boundary, outputs, the action command."""

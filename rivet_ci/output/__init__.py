@@ -1,0 +1,1 @@
+"""The one boundary every byte leaves through: the redactor, no-follow writes, rendering."""
