@@ -16,11 +16,15 @@ from typing import Any
 import pytest
 from support.fake_github import FakeGitHub
 
-from rivet_ci.adapters.github.transport import (
+from rivet_ci.adapters.github.comments import (
     ACTIONS_BOT_LOGIN,
     Behaviour,
     CommentAction,
     CommentOutcome,
+    upsert_comment,
+)
+from rivet_ci.adapters.github.pulls import find_pull_for_head, find_pull_for_run
+from rivet_ci.adapters.github.transport import (
     GitHubBodyTooLong,
     GitHubClient,
     GitHubError,
@@ -29,9 +33,6 @@ from rivet_ci.adapters.github.transport import (
     GitHubRateLimited,
     GitHubUnauthorized,
     GitHubUnavailable,
-    find_pull_for_head,
-    find_pull_for_run,
-    upsert_comment,
 )
 from rivet_ci.core.marker import make_marker, parse_marker
 

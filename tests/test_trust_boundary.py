@@ -35,7 +35,8 @@ from support.action import (
 from support.fake_github import FakeGitHub
 from support.pr import git
 
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable, upsert_comment
+from rivet_ci.adapters.github.comments import upsert_comment
+from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable
 from rivet_ci.core.marker import make_marker
 
 DB_PASSWORD = "s3cr3t-P@ss,word&<x>"

@@ -19,15 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rivet_ci.adapters.github.comments import Behaviour, CommentAction, upsert_comment
 from rivet_ci.adapters.github.event import read_event as read_event_file
-from rivet_ci.adapters.github.transport import (
-    Behaviour,
-    CommentAction,
-    GitHubClient,
-    GitHubError,
-    find_pull_for_head,
-    upsert_comment,
-)
+from rivet_ci.adapters.github.pulls import find_pull_for_head
+from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
 from rivet_ci.core.marker import Marker, parse_marker
 from rivet_ci.errors import UsageError

@@ -20,16 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.adapters.github.event import read_event
-from rivet_ci.adapters.github.transport import (
+from rivet_ci.adapters.github.comments import (
     Behaviour,
     CommentAction,
     CommentOutcome,
-    GitHubClient,
-    GitHubError,
     find_own_comment,
     upsert_comment,
 )
+from rivet_ci.adapters.github.event import read_event
+from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.context import Context

@@ -1,9 +1,10 @@
-"""GitHub REST API client and the sticky pull-request comment, on the standard library only.
+"""The GitHub REST transport, on the standard library only.
 
 Responsible for every call rivet-ci makes to GitHub (github.com or a GitHub Enterprise Server
 base URL such as ``https://ghe.example/api/v3``): authentication headers, retries, rate
-limits, pagination, typed errors, and keeping exactly one rivet-ci comment per gate id on a
-pull request up to date (`upsert_comment`).
+limits, deadlines, pagination and typed errors. What to post is decided elsewhere: the sticky
+comment in `rivet_ci.adapters.github.comments`, finding a run's pull request in
+`rivet_ci.adapters.github.pulls`; the API's data in `rivet_ci.adapters.github.models`.
 
 Exception tree (every message carries method, URL path and status, never the token)::
 
@@ -43,30 +44,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlencode, urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from rivet_ci import __version__
-from rivet_ci.core.marker import (
-    attach_marker,
-    format_timestamp,
-    make_marker,
-    parse_leading_marker,
-    parse_marker,
-    same_apart_from_timestamp,
-)
+from rivet_ci.adapters.github.models import Comment, PullRequest, WorkflowRun
 from rivet_ci.errors import UsageError
 
 API_VERSION = "2022-11-28"
-MAX_COMMENT_BODY = 65536
-# Comments posted with Actions' GITHUB_TOKEN are authored by this bot; the token itself
-# cannot read GET /user, so this is the author to look for when the login is unknown.
-ACTIONS_BOT_LOGIN = "github-actions[bot]"
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -128,94 +116,6 @@ class GitHubRateLimited(GitHubError):  # noqa: N818 (names the callers use)
 
 class GitHubUnavailable(GitHubError):  # noqa: N818 (names the callers use)
     hint = "GitHub may be having an outage; rerun the job later"
-
-
-# --- models -------------------------------------------------------------------------------
-
-
-class Comment(BaseModel):
-    """An issue (pull request conversation) comment."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    body: str
-    user_login: str | None  # None for comments of deleted accounts
-    html_url: str
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def from_api(cls, data: Mapping[str, Any]) -> Comment:
-        return cls(
-            id=data["id"],
-            body=data.get("body") or "",
-            user_login=(data.get("user") or {}).get("login"),
-            html_url=data["html_url"],
-            created_at=data["created_at"],
-            updated_at=data["updated_at"],
-        )
-
-
-class PullRequest(BaseModel):
-    """The fields of a pull request that rivet-ci needs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    number: int
-    state: str
-    html_url: str
-    head_sha: str
-    head_ref: str
-    head_repo: str | None  # "owner/name"; None when the fork has been deleted
-    base_repo: str
-    base_ref: str
-
-    @classmethod
-    def from_api(cls, data: Mapping[str, Any]) -> PullRequest:
-        head, base = data["head"], data["base"]
-        return cls(
-            number=data["number"],
-            state=data["state"],
-            html_url=data["html_url"],
-            head_sha=head["sha"],
-            head_ref=head["ref"],
-            head_repo=(head.get("repo") or {}).get("full_name"),
-            base_repo=base["repo"]["full_name"],
-            base_ref=base["ref"],
-        )
-
-
-class WorkflowRun(BaseModel):
-    """The fields of an Actions workflow run that locate its pull request."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    event: str
-    head_sha: str
-    head_branch: str | None
-    head_repo: str | None  # "owner/name" the run's commit came from (a fork, perhaps)
-    # Pull requests of this repository as GitHub lists them; always empty for forks.
-    pull_numbers: tuple[int, ...]
-
-    @classmethod
-    def from_api(cls, data: Mapping[str, Any], *, repo: str) -> WorkflowRun:
-        # GitHub may list pull requests of other repositories whose base is this branch.
-        own = f"/repos/{repo}".lower()
-        numbers = tuple(
-            int(pr["number"])
-            for pr in data.get("pull_requests") or []
-            if str(pr["base"]["repo"]["url"]).lower().endswith(own)
-        )
-        return cls(
-            id=data["id"],
-            event=data["event"],
-            head_sha=data["head_sha"],
-            head_branch=data.get("head_branch"),
-            head_repo=(data.get("head_repository") or {}).get("full_name"),
-            pull_numbers=numbers,
-        )
 
 
 # --- HTTP ---------------------------------------------------------------------------------
@@ -655,227 +555,3 @@ def _next_link(header: str) -> str | None:
         if "next" in rel.split():
             return str(url)
     return None
-
-
-# --- pull request resolution --------------------------------------------------------------
-
-
-def find_pull_for_head(
-    client: GitHubClient, *, repo: str, head_owner: str, head_branch: str, head_sha: str
-) -> PullRequest | None:
-    """The open pull request a ``workflow_run`` belongs to, when its payload does not say.
-
-    ``workflow_run.pull_requests`` is empty for pull requests from forks, so search by
-    ``head_repository.owner.login`` and ``head_branch``; the commit lookup catches
-    same-repository branches. A PR whose head is exactly ``head_sha`` wins.
-    """
-    candidates = client.pulls_for_head(repo, head_owner=head_owner, head_branch=head_branch)
-    if not candidates:
-        candidates = [p for p in client.pulls_for_commit(repo, head_sha) if p.state == "open"]
-    exact = [p for p in candidates if p.head_sha == head_sha.lower()]
-    best = exact or candidates
-    return best[0] if best else None
-
-
-def find_pull_for_run(client: GitHubClient, *, repo: str, run: WorkflowRun) -> PullRequest | None:
-    """The open pull request whose ``pull_request`` workflow produced ``run``.
-
-    Uses only what GitHub reports about the run, never an artifact the run uploaded: a fork
-    controls its artifacts. Same-repository runs list their pull requests; fork runs do not,
-    so those are searched by the head repository's owner and branch.
-    """
-    for number in run.pull_numbers:
-        pull = client.get_pull(repo, number)
-        if pull.state == "open":
-            return pull
-    if run.head_repo is None or run.head_branch is None:
-        return None
-    head_owner = run.head_repo.partition("/")[0]
-    return find_pull_for_head(
-        client, repo=repo, head_owner=head_owner, head_branch=run.head_branch, head_sha=run.head_sha
-    )
-
-
-# --- the sticky comment -------------------------------------------------------------------
-
-
-class Behaviour(StrEnum):
-    UPDATE = "update"  # edit our comment in place (create it the first time)
-    RECREATE = "recreate"  # delete ours and post a new one at the bottom of the thread
-    NEW = "new"  # always post a new comment
-    OFF = "off"  # do not comment
-
-
-class CommentAction(StrEnum):
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-    RECREATED = "recreated"
-    SKIPPED_NEWER = "skipped_newer"
-    OFF = "off"
-    FORBIDDEN = "forbidden"  # token may not write: save the comment for a trusted workflow
-
-
-@dataclass(frozen=True)
-class CommentOutcome:
-    action: CommentAction
-    url: str | None = None
-    comment_id: int | None = None
-    used_short_body: bool = False
-    detail: str = ""  # the GitHub error for FORBIDDEN
-
-
-def upsert_comment(
-    client: GitHubClient,
-    *,
-    repo: str,
-    number: int,
-    body: str,
-    short_body: str,
-    gate_id: str,
-    head_sha: str,
-    behaviour: Behaviour | str = Behaviour.UPDATE,
-    is_newer: Callable[[str], bool] | None = None,
-    author: str | None = None,
-    timestamp: str | None = None,
-) -> CommentOutcome:
-    """Keep this gate's comment on pull request ``number`` up to date.
-
-    The marker for ``gate_id``/``head_sha``/``timestamp`` is put on the first line of
-    ``body`` and ``short_body``, replacing any marker a template already rendered into them.
-    ``timestamp`` defaults to that rendered marker's, else to now. ``short_body`` is posted
-    instead when GitHub rejects ``body`` as too long.
-
-    Our comment is one whose marker has ``gate_id`` and whose author is ``author``
-    (default: the token's login, or ``github-actions[bot]`` when the token cannot read
-    ``GET /user``; pass ``"<app-slug>[bot]"`` for a GitHub App token).
-
-    ``is_newer(sha)`` says whether a comment rendered for head ``sha`` is newer than ours;
-    such a comment is left alone (``SKIPPED_NEWER``). The default treats a comment as newer
-    when it was rendered for the pull request's current head and we were not, which needs
-    no git history and is right after force-pushes too.
-
-    A 403 on any call returns ``FORBIDDEN`` instead of raising; other failures raise.
-    """
-    behaviour = Behaviour(behaviour)
-    if behaviour is Behaviour.OFF:
-        return CommentOutcome(CommentAction.OFF)
-    if timestamp is None:
-        rendered = parse_marker(body)
-        timestamp = rendered.timestamp if rendered else format_timestamp(datetime.now(UTC))
-    marker = make_marker(gate_id, head_sha, timestamp)
-    full, short = attach_marker(body, marker), attach_marker(short_body, marker)
-    newer = is_newer or _pull_head_is_newer(client, repo, number, head_sha)
-    try:
-        return _upsert(
-            client,
-            repo=repo,
-            number=number,
-            full=full,
-            short=short,
-            gate_id=gate_id,
-            head_sha=head_sha,
-            behaviour=behaviour,
-            is_newer=newer,
-            author=author,
-        )
-    except GitHubForbidden as exc:
-        return CommentOutcome(CommentAction.FORBIDDEN, detail=str(exc))
-
-
-def _upsert(
-    client: GitHubClient,
-    *,
-    repo: str,
-    number: int,
-    full: str,
-    short: str,
-    gate_id: str,
-    head_sha: str,
-    behaviour: Behaviour,
-    is_newer: Callable[[str], bool],
-    author: str | None,
-) -> CommentOutcome:
-    known: list[str] = [author] if author else []
-
-    def post(action: CommentAction) -> CommentOutcome:
-        comment, was_short = _with_fallback(
-            lambda text: client.create_issue_comment(repo, number, text,
-                                                     author=known[0] if known else None),
-            full, short,
-        )
-        return CommentOutcome(action, comment.html_url, comment.id, was_short)
-
-    if behaviour is Behaviour.NEW:
-        return post(CommentAction.CREATED)
-    login = author or client.authenticated_login() or ACTIONS_BOT_LOGIN
-    known[:] = [login]
-    ours = [c for c in client.list_issue_comments(repo, number) if _is_ours(c, login, gate_id)]
-    for comment in ours:
-        theirs = _marker_head(comment)
-        if theirs != head_sha.lower() and is_newer(theirs):
-            return CommentOutcome(CommentAction.SKIPPED_NEWER, comment.html_url, comment.id)
-    if behaviour is Behaviour.RECREATE:
-        for comment in ours:
-            client.delete_issue_comment(repo, comment.id)
-        return post(CommentAction.RECREATED if ours else CommentAction.CREATED)
-    if not ours:
-        return post(CommentAction.CREATED)
-    # Duplicates can exist (another tool, a retried POST); keep editing the oldest.
-    existing = ours[0]
-    if _unchanged(existing.body, full, short):
-        return CommentOutcome(CommentAction.UNCHANGED, existing.html_url, existing.id)
-    updated, was_short = _with_fallback(
-        lambda text: client.update_issue_comment(repo, existing.id, text), full, short
-    )
-    return CommentOutcome(CommentAction.UPDATED, updated.html_url, updated.id, was_short)
-
-
-def _with_fallback(send: Callable[[str], Comment], full: str, short: str) -> tuple[Comment, bool]:
-    try:
-        return send(full), False
-    except GitHubBodyTooLong:
-        _log.warning("comment body is over GitHub's limit; posting the short version")
-        return send(short), True
-
-
-def _is_ours(comment: Comment, login: str, gate_id: str) -> bool:
-    marker = parse_leading_marker(comment.body)
-    # Matching the author too keeps a user's quote of our marker from being edited.
-    return marker is not None and marker.gate_id == gate_id and comment.user_login == login
-
-
-def _marker_head(comment: Comment) -> str:
-    marker = parse_leading_marker(comment.body)
-    return marker.head_sha if marker is not None else ""
-
-
-def _unchanged(existing: str, full: str, short: str) -> bool:
-    if same_apart_from_timestamp(existing, full):
-        return True
-    # A body longer than the limit in code points is over it in any unit GitHub counts,
-    # so the short body is what would be posted again.
-    return len(full) > MAX_COMMENT_BODY and same_apart_from_timestamp(existing, short)
-
-
-def _pull_head_is_newer(
-    client: GitHubClient, repo: str, number: int, head_sha: str
-) -> Callable[[str], bool]:
-    current: list[str] = []  # fetched lazily: only needed when heads differ
-
-    def is_newer(theirs: str) -> bool:
-        if not current:
-            current.append(client.get_pull(repo, number).head_sha.lower())
-        return theirs == current[0] != head_sha.lower()
-
-    return is_newer
-
-
-def find_own_comment(
-    client: GitHubClient, *, repo: str, number: int, gate_id: str, author: str | None = None,
-) -> Comment | None:
-    """This gate's existing comment on the pull request (the one `upsert_comment` edits), or
-    None. Recognised exactly as `upsert_comment` does: our marker and our author."""
-    login = author or client.authenticated_login() or ACTIONS_BOT_LOGIN
-    ours = [c for c in client.list_issue_comments(repo, number) if _is_ours(c, login, gate_id)]
-    return ours[0] if ours else None

@@ -1,0 +1,94 @@
+"""The GitHub API data rivet-ci reads: comments, pull requests, workflow runs (frozen models)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Comment(BaseModel):
+    """An issue (pull request conversation) comment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    body: str
+    user_login: str | None  # None for comments of deleted accounts
+    html_url: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Comment:
+        return cls(
+            id=data["id"],
+            body=data.get("body") or "",
+            user_login=(data.get("user") or {}).get("login"),
+            html_url=data["html_url"],
+            created_at=data["created_at"],
+            updated_at=data["updated_at"],
+        )
+
+
+class PullRequest(BaseModel):
+    """The fields of a pull request that rivet-ci needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    state: str
+    html_url: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None  # "owner/name"; None when the fork has been deleted
+    base_repo: str
+    base_ref: str
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> PullRequest:
+        head, base = data["head"], data["base"]
+        return cls(
+            number=data["number"],
+            state=data["state"],
+            html_url=data["html_url"],
+            head_sha=head["sha"],
+            head_ref=head["ref"],
+            head_repo=(head.get("repo") or {}).get("full_name"),
+            base_repo=base["repo"]["full_name"],
+            base_ref=base["ref"],
+        )
+
+
+class WorkflowRun(BaseModel):
+    """The fields of an Actions workflow run that locate its pull request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    event: str
+    head_sha: str
+    head_branch: str | None
+    head_repo: str | None  # "owner/name" the run's commit came from (a fork, perhaps)
+    # Pull requests of this repository as GitHub lists them; always empty for forks.
+    pull_numbers: tuple[int, ...]
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any], *, repo: str) -> WorkflowRun:
+        # GitHub may list pull requests of other repositories whose base is this branch.
+        own = f"/repos/{repo}".lower()
+        numbers = tuple(
+            int(pr["number"])
+            for pr in data.get("pull_requests") or []
+            if str(pr["base"]["repo"]["url"]).lower().endswith(own)
+        )
+        return cls(
+            id=data["id"],
+            event=data["event"],
+            head_sha=data["head_sha"],
+            head_branch=data.get("head_branch"),
+            head_repo=(data.get("head_repository") or {}).get("full_name"),
+            pull_numbers=numbers,
+        )
