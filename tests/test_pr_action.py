@@ -36,7 +36,7 @@ from support.pr import (
 
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.marker import parse_marker
-from rivet_ci.github_action.command import annotation
+from rivet_ci.github_action.annotations import annotation
 from rivet_ci.output.render import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 
 

@@ -9,13 +9,13 @@ import pytest
 import yaml
 
 from rivet_ci.core.marker import make_marker
+from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import (
     _INPUTS,
     DEFAULT_CONFIG_GLOBS,
     ActionSettings,
     SettingsError,
     input_variable,
-    write_outputs,
 )
 
 TOKEN = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"

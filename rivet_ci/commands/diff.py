@@ -14,10 +14,10 @@ from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
-from rivet_ci.github_action.settings import DEFAULT_CONFIG_GLOBS
 from rivet_ci.output.sink import write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import linker_from_environ, local_hint
+from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

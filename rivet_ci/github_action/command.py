@@ -41,12 +41,19 @@ from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import GateResult, parse_policy
+from rivet_ci.core.policy import parse_policy
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
-from rivet_ci.github_action.settings import ActionSettings, SettingsError, write_outputs
+from rivet_ci.github_action.annotations import (
+    MAX_ANNOTATIONS,
+    annotation,
+    annotations_for,
+    escape_data,
+)
+from rivet_ci.github_action.outputs import write_outputs
+from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.github_action.trust import TrustedFiles
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.sink import check_parents, write_output
@@ -54,7 +61,6 @@ from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_p
 from rivet_ci.review.comment import blob_linker
 from rivet_ci.review.pull_request import PullRequestPlan
 
-MAX_ANNOTATIONS = 10
 # Outcomes after which the PR shows this run's comment.
 POSTED = frozenset({CommentAction.CREATED, CommentAction.UPDATED, CommentAction.UNCHANGED,
                     CommentAction.RECREATED})
@@ -138,47 +144,6 @@ def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) 
     return into
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    # Workflow-command properties also end at ',' and '::', as the runner parses them.
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-# Kinds whose non-blocking `new` findings still deserve a warning on their line; the rest
-# (score movements, low confidence) are notices.
-WARNING_KINDS = frozenset({"config-error", "no-configs", "plan-refused", "new-isolation",
-                           "new-warning", "facts-changed-in-pr", "url-file-changed-in-pr",
-                           "state-changed-in-pr", "template-changed-in-pr"})
-
-
-def annotation(finding: Finding, level: str = "error") -> str:
-    """A workflow command on the finding's YAML line: `::error` for a blocking finding,
-    `::warning` / `::notice` for a new one the policy lets pass."""
-    properties = []
-    if finding.file:
-        properties.append(f"file={_escape_property(finding.file)}")
-        if finding.line:
-            properties.append(f"line={finding.line}")
-    properties.append(f"title={_escape_property(f'rivet-ci {finding.kind}')}")
-    return f"::{level} {','.join(properties)}::{_escape_data(finding.message)}"
-
-
-def annotations_for(gate: GateResult, findings: Sequence[Finding]) -> list[str]:
-    """Blocking findings as errors, other new ones as warnings or notices; at most
-    `MAX_ANNOTATIONS` of each level (GitHub shows no more per step)."""
-    blocking = set(gate.blocking)
-    lines = [annotation(f, "error") for f in gate.blocking[:MAX_ANNOTATIONS]]
-    passing = [f for f in findings if f.status == "new" and f not in blocking]
-    warnings = [f for f in passing if f.kind in WARNING_KINDS]
-    notices = [f for f in passing if f.kind not in WARNING_KINDS]
-    lines += [annotation(f, "warning") for f in warnings[:MAX_ANNOTATIONS]]
-    lines += [annotation(f, "notice") for f in notices[:MAX_ANNOTATIONS]]
-    return lines
-
-
 def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str, Any]]:
     """Settings and the event payload; every problem with either is reported at once."""
     problems: list[str] = []
@@ -250,7 +215,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             enriched, notes = with_state_history(current, configs, state_url, root=root,
                                                  environ=ctx.environ)
             for note in notes:
-                ctx.stdout.write(f"::warning title=rivet-ci history::{_escape_data(note)}\n")
+                ctx.stdout.write(f"::warning title=rivet-ci history::{escape_data(note)}\n")
             return enriched
 
         def collect(configs: Sequence[LoadedConfig]) -> FactsFile:

@@ -10,13 +10,12 @@ An input set to the empty string (or only whitespace) counts as not given, so it
 applies: GitHub passes ``""`` for an optional input without a default, and a workflow
 expression that evaluates to nothing must not change the meaning of a setting.
 
-:func:`write_outputs` writes step outputs to the ``GITHUB_OUTPUT`` file.
+Step outputs are written by `rivet_ci.github_action.outputs`.
 """
 
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -27,30 +26,24 @@ from pydantic_core import PydanticCustomError
 from rivet_ci.adapters.git import compile_globs
 from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
-from rivet_ci.output.redaction import Redactor, is_secret_name
-from rivet_ci.output.sink import append_output
+from rivet_ci.output.redaction import is_secret_name
+from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
 
 __all__ = [
     "DEFAULT_CONFIG_GLOBS",
     "ActionSettings",
     "CommentMode",
     "SettingsError",
-    "write_outputs",
 ]
 
 CommentMode = Literal["update", "recreate", "new", "off"]
 
-# `rivet/**/*.yaml` is the conventional directory, `**/*.rivet.yaml` lets a config live beside
-# the service it extracts for. `**/*.yaml` would sweep in every workflow and compose file.
-DEFAULT_CONFIG_GLOBS: tuple[str, ...] = ("rivet/**/*.yaml", "**/*.rivet.yaml")
 
 # Same rule as the comment marker (rivet_ci.core.marker): the id is written into it verbatim.
 _GATE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _LIST_SEPARATOR = re.compile(r"[,\n]")
-# GitHub's own output names: a letter or "_" first, then letters, digits, "_" and "-".
-_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 # Field name -> action input name, as written in action.yml.
 _INPUTS: dict[str, str] = {
@@ -353,24 +346,3 @@ def _describe(error: Mapping[str, Any]) -> str:
     if field in _SECRET_FIELDS:
         return f"{label}: {message}"
     return f"{label}: {message} (got {error['input']!r})"
-
-
-def write_outputs(path: Path, outputs: Mapping[str, str | int | bool],
-                  redact: Redactor | None = None) -> None:
-    """Append step outputs to the ``GITHUB_OUTPUT`` file.
-
-    Uses the multiline form ``name<<DELIMITER`` ... ``DELIMITER`` for every value, so a value
-    may hold newlines, with a random delimiter: a fixed one could appear in a value (a plan
-    path, a rendered warning) and let it forge further outputs.
-    """
-    lines: list[str] = []
-    for name, value in outputs.items():
-        if not _OUTPUT_NAME.fullmatch(name):
-            raise ValueError(f"invalid step output name {name!r}")
-        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-        while delimiter in text:  # vanishingly unlikely, but then it is not a delimiter
-            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-        lines.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
-    # Through the output boundary: redacted, and never appended through a symlink.
-    append_output(path, "".join(lines), redact or Redactor())

@@ -27,8 +27,7 @@ from typing import Literal
 
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.core.diff import Finding
-from rivet_ci.errors import UsageError
-from rivet_ci.output.sink import symlinked_parent
+from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
 TrustedKind = Literal["facts", "url-file", "state", "template"]
 FINDING_KINDS: Mapping[TrustedKind, str] = {
@@ -42,30 +41,6 @@ _WHAT: Mapping[TrustedKind, str] = {
     "template": "comment template",
 }
 SYMLINK_MODE = "120000"
-MAX_TRUSTED_FILE_BYTES = 256 * 1024 * 1024
-_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-class UntrustedPathError(UsageError):
-    """A trusted file would be read through a symbolic link or from outside the workspace."""
-
-
-def read_nofollow(path: Path, root: Path | None, *, limit: int = MAX_TRUSTED_FILE_BYTES) -> bytes:
-    """A file's bytes without following a symlink at or below `root` (nor at `path` itself)."""
-    link = symlinked_parent(path, root)
-    if link is not None:
-        raise UntrustedPathError(f"refusing to read {path}: {link} is a symbolic link")
-    try:
-        fd = os.open(path, _NOFOLLOW)
-    except OSError as exc:
-        if path.is_symlink():
-            raise UntrustedPathError(f"refusing to read {path}: it is a symbolic link") from None
-        raise exc
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise UntrustedPathError(f"{path} is larger than {limit:,} bytes")
-    return data
 
 
 @dataclass

@@ -27,7 +27,7 @@ from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView, WhyPart, plural
 from rivet_ci.errors import UsageError
-from rivet_ci.github_action.trust import UntrustedPathError, read_nofollow
+from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
 COMMENT_TEMPLATE = "comment.md.j2"
 GITHUB_COMMENT_LIMIT = 65_536

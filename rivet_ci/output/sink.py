@@ -151,3 +151,31 @@ def write_output(path: Path, text: str, redact: Redactor, *, root: Path | None =
 
 def append_output(path: Path, text: str, redact: Redactor, *, root: Path | None = None) -> None:
     write_output(path, text, redact, root=root, append=True)
+
+
+# -- reads below the workspace, by the same walk -------------------------------------------------
+
+MAX_TRUSTED_FILE_BYTES = 256 * 1024 * 1024
+_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class UntrustedPathError(UsageError):
+    """A trusted file would be read through a symbolic link or from outside the workspace."""
+
+
+def read_nofollow(path: Path, root: Path | None, *, limit: int = MAX_TRUSTED_FILE_BYTES) -> bytes:
+    """A file's bytes without following a symlink at or below `root` (nor at `path` itself)."""
+    link = symlinked_parent(path, root)
+    if link is not None:
+        raise UntrustedPathError(f"refusing to read {path}: {link} is a symbolic link")
+    try:
+        fd = os.open(path, _NOFOLLOW)
+    except OSError as exc:
+        if path.is_symlink():
+            raise UntrustedPathError(f"refusing to read {path}: it is a symbolic link") from None
+        raise exc
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UntrustedPathError(f"{path} is larger than {limit:,} bytes")
+    return data

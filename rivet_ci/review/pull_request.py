@@ -29,6 +29,10 @@ from rivet_ci.core.waivers import (
     mark_added_in_pr,
 )
 
+# `rivet/**/*.yaml` is the conventional directory, `**/*.rivet.yaml` lets a config live beside
+# the service it extracts for. `**/*.yaml` would sweep in every workflow and compose file.
+DEFAULT_CONFIG_GLOBS: tuple[str, ...] = ("rivet/**/*.yaml", "**/*.rivet.yaml")
+
 
 @dataclass(frozen=True)
 class PullRequestPlan:
