@@ -35,9 +35,9 @@ from support.pr import (
 )
 
 from rivet_ci.core.diff import Finding
+from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 from rivet_ci.core.marker import parse_marker
 from rivet_ci.github_action.annotations import annotation
-from rivet_ci.output.render import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 
 
 def workflow_annotations(stdout: str, level: str = "error") -> list[str]:

@@ -32,8 +32,8 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.marker import parse_marker
-from rivet_ci.output.render import GITHUB_COMMENT_LIMIT
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "comment"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from rivet_ci.core.patterns import mask_url_userinfo
 from rivet_ci.errors import UsageError
 
 ChangeStatus = Literal["added", "modified", "removed", "renamed"]
@@ -47,12 +48,11 @@ _REPO_LOCATION_VARS = (
     "GIT_PREFIX",
 )
 
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
 
 
 def _redact(text: str) -> str:
     """Mask ``user:token@`` in URLs: remotes and git's own messages may carry a token."""
-    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+    return mask_url_userinfo(text)
 
 
 class GitError(UsageError):

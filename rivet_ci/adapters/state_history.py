@@ -32,7 +32,6 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -45,6 +44,7 @@ from rivet_ci.adapters.preflight.base import error_text
 from rivet_ci.adapters.preflight.safety import Redactor
 from rivet_ci.core.facts import MeasuredRun
 from rivet_ci.core.history import HISTORY_SAMPLE, RunRecord
+from rivet_ci.core.limits import I64_MAX, as_int
 
 STATE_URL_ENV = "RIVET_STATE_URL"
 STATE_FILE = ".rivet_state.db"
@@ -54,7 +54,6 @@ _OPTIONAL = ("duration_ms", "retries", "run_at", "total_rows", "error_message")
 _MAX_ERROR_CHARS = 500
 # rivet's measured-rows overlay reads the newest `success` among this many newest rows.
 MEASURED_WINDOW = 25
-_MAX_INT = 2**63 - 1  # the history contract stores 64-bit integers
 
 
 @dataclass(frozen=True)
@@ -285,20 +284,6 @@ def _record(row: Mapping[str, Any], redact: Redactor) -> RunRecord | None:
     )
 
 
-def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        if isinstance(value, float | Decimal | str):
-            number = float(value)
-            return int(number) if math.isfinite(number) else None
-    except ValueError:
-        return None
-    return None
-
-
 def _non_negative(value: object) -> int | None:
-    number = _int(value)
-    return number if number is not None and 0 <= number <= _MAX_INT else None
+    number = as_int(value)  # the history contract stores 64-bit integers
+    return number if number is not None and 0 <= number <= I64_MAX else None

@@ -24,10 +24,10 @@ from rivet_ci.adapters.github.event import read_event as read_event_file
 from rivet_ci.adapters.github.pulls import find_pull_for_head
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
+from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.marker import Marker, parse_marker
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
-from rivet_ci.output.render import GITHUB_COMMENT_LIMIT
 
 DEFAULT_API_URL = "https://api.github.com"
 

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rivet_ci.core.limits import U64_MAX
+
 Mode = Literal["full", "incremental", "chunked", "time_window", "cdc"]
 Strategy = Literal["snapshot", "incremental", "chunked", "time_window"]
 
@@ -41,12 +43,9 @@ SlackEvent = Literal["failure", "schema_change", "degraded"]
 # rivet's unsigned integer types (usize is 64-bit on every platform rivet ships for).
 U16 = Annotated[int, Field(ge=0, le=2**16 - 1)]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
-U64 = Annotated[int, Field(ge=0, le=2**64 - 1)]
+U64 = Annotated[int, Field(ge=0, le=U64_MAX)]
 
 DEFAULT_CHUNK_SIZE = 100_000
-# Upper bound of every integer fact and history figure (not of config keys, which follow rivet's
-# own u16/u32/u64 ranges): larger values would overflow the planner's float arithmetic.
-BIGINT_MAX = 2**63 - 1
 TUNING_KEYS = (
     "profile", "batch_size", "batch_size_memory_mb", "throttle_ms", "statement_timeout_s",
     "max_retries", "retry_backoff_ms", "lock_timeout_s", "memory_threshold_mb",

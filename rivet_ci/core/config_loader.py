@@ -36,6 +36,7 @@ from rivet_ci.core.config_typing import (
     Typer,
     Walk,
 )
+from rivet_ci.core.patterns import PLACEHOLDER
 from rivet_ci.core.problems import Problem, Severity, field_path
 from rivet_ci.core.rivet_yaml import BOOLS, MAX_DEPTH, PLAIN, compose, resolve_any
 from rivet_ci.core.yaml_lines import Loc, YamlSyntaxError
@@ -44,7 +45,8 @@ from rivet_ci.core.yaml_lines import Loc, YamlSyntaxError
 # config has fewer nodes than characters; a "billion laughs" file is refused, as rivet does).
 ALIAS_EXPANSION_PER_CHAR = 20
 ALIAS_EXPANSION_FLOOR = 10_000
-_PLACEHOLDERS = re.compile(r"(?=\$\{([^}]*)\})")
+# Every `${NAME}`, overlapping ones too (`${a${b}` names `a${b` and `b`).
+_PLACEHOLDERS = re.compile(f"(?={PLACEHOLDER.pattern})")
 
 
 _TOP_LEVEL_KEY = re.compile(r"^(?:source|exports)[ \t]*:", re.MULTILINE)

@@ -25,6 +25,7 @@ from rivet_ci.core.config import (
     SourceConfig,
     TuningConfig,
 )
+from rivet_ci.core.limits import U64_MAX
 
 RuleClass = Literal["static", "environment"]
 Loc = tuple[str | int, ...]
@@ -333,7 +334,7 @@ def max_file_size_bytes(text: str) -> int | None:
     value = float(s) * multiplier
     if math.isnan(value) or value <= 0:
         return None
-    size = 2**64 - 1 if value >= 2**64 else int(value)
+    size = U64_MAX if value > U64_MAX else int(value)
     return size or None
 
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from rivet_ci.core.config import TUNING_KEYS, ExportConfig, SourceConfig
+from rivet_ci.core.patterns import did_you_mean
 from rivet_ci.core.rivet_yaml import (
     BOOLS,
     MAX_DEPTH,
@@ -166,33 +167,6 @@ def specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
     if cached is None:
         cached = _SPEC_CACHE[model] = _specs(model)
     return cached
-
-
-def did_you_mean(needle: str, candidates: tuple[str, ...] | list[str]) -> str | None:
-    """rivet's suggestion for an unknown key (spec B.6)."""
-    low = needle.lower()
-    best: str | None = None
-    best_distance = 1 << 30
-    for candidate in candidates:
-        distance = _levenshtein(low, candidate.lower())
-        if distance < best_distance:
-            best, best_distance = candidate, distance
-    if best is not None and best_distance <= max(max(len(needle), len(best)) // 3, 2):
-        return best
-    contained = [c for c in candidates if len(c) >= 3 and (c.lower() in low or low in c.lower())]
-    return max(contained, key=len) if contained else None
-
-
-def _levenshtein(a: str, b: str) -> int:
-    ab, bb = a.encode(), b.encode()
-    previous = list(range(len(bb) + 1))
-    for i, ca in enumerate(ab, 1):
-        current = [i]
-        for j, cb in enumerate(bb, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
 
 
 def _line(node: yaml.Node) -> int:

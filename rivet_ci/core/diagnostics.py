@@ -7,17 +7,16 @@ are module constants: `docs/scoring-rules.md` quotes them and a test checks that
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from rivet_ci.core.config import ExportConfig
+from rivet_ci.core.limits import I64_MAX, I64_MIN
+from rivet_ci.core.patterns import INTEGER
 
 HEAVY_CHUNK_BYTES = 268_435_456  # 256 MiB
 PREFLIGHT_FAILED_VERDICT = "unknown (preflight failed)"
 PREFLIGHT_FAILED_WARNING = "preflight diagnostics unavailable"
-_I64 = re.compile(r"[+-]?[0-9]+")
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 # §5.5, in rivet's order. `⟨…⟩` of the spec are `{…}` fields here.
 WARN_CONNECTIONS_UNKNOWN = (
@@ -157,7 +156,7 @@ class Range(NamedTuple):
 
 def parse_i64(text: str) -> int | None:
     """Rust `str::parse::<i64>` on the untrimmed text: sign and ASCII digits only."""
-    if len(text) > 20 or not _I64.fullmatch(text):  # 20 characters hold every i64
+    if len(text) > 20 or not INTEGER.fullmatch(text):  # 20 characters hold every i64
         return None
     value = int(text)
     return value if I64_MIN <= value <= I64_MAX else None

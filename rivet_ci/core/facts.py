@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rivet_ci.core.config import BIGINT_MAX
 from rivet_ci.core.history import RunRecord
+from rivet_ci.core.limits import I64_MAX
 
 FACTS_FORMAT = "rivet-ci-facts/1"
 
@@ -53,7 +53,7 @@ class TableFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    rows: int | None = Field(default=None, ge=0, le=BIGINT_MAX)  # catalog count (reltuples, ...)
+    rows: int | None = Field(default=None, ge=0, le=I64_MAX)  # catalog count (reltuples, ...)
     integer_primary_key: str | None = None  # the single-integer primary key column; null: none
     unique_key: str | None = None  # MySQL: the first usable single-column unique key; null: none
 
@@ -63,7 +63,7 @@ class MeasuredRun(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    total_rows: int = Field(ge=0, le=BIGINT_MAX)
+    total_rows: int = Field(ge=0, le=I64_MAX)
     run_at: str
 
 
@@ -72,10 +72,10 @@ class ExportFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    row_estimate: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
-    avg_row_bytes: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    row_estimate: int | None = Field(default=None, ge=0, le=I64_MAX)
+    avg_row_bytes: int | None = Field(default=None, ge=0, le=I64_MAX)
     plan_uses_index: bool | None = None
-    max_connections: int | None = Field(default=None, ge=1, le=BIGINT_MAX)
+    max_connections: int | None = Field(default=None, ge=1, le=I64_MAX)
     columns: dict[str, ColumnFacts] = Field(default_factory=dict)
     verdict: str | None = None
     warnings: list[str] | None = None
@@ -84,7 +84,7 @@ class ExportFacts(BaseModel):
     # absent it is looked up in `history`.
     last_success: MeasuredRun | None = None
     # last_hi − first_lo + 1 of rivet's chunk windows (chunk_dense: the exact row count).
-    key_span: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    key_span: int | None = Field(default=None, ge=0, le=I64_MAX)
     table: TableFacts | None = None
     # Set when live preflight failed for this export: the cause, with secrets redacted.
     preflight_error: str | None = None

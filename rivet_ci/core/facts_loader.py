@@ -7,7 +7,6 @@ and YAML are both accepted.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rivet_ci.core.facts import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.patterns import did_you_mean
 from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
@@ -94,8 +94,8 @@ def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Proble
         for err in exc.errors(include_url=False):
             message = err["msg"]
             if err["type"] == "extra_forbidden":
-                close = difflib.get_close_matches(str(err["loc"][-1]), FACTS_KEYS, n=1)
-                message = "unknown key" + (f" (did you mean `{close[0]}`?)" if close else "")
+                close = did_you_mean(str(err["loc"][-1]), FACTS_KEYS)
+                message = "unknown key" + (f" (did you mean `{close}`?)" if close else "")
             report(tuple(err["loc"]), message)
         return None, problems
 

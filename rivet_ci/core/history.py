@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rivet_ci.core.config import BIGINT_MAX
+from rivet_ci.core.limits import I64_MAX
 
 HISTORY_SAMPLE = 20
 SUCCEEDED = frozenset({"success", "completed"})
@@ -24,8 +24,8 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     status: str
-    duration_ms: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
-    retries: int | None = Field(default=None, ge=0, le=BIGINT_MAX)
+    duration_ms: int | None = Field(default=None, ge=0, le=I64_MAX)
+    retries: int | None = Field(default=None, ge=0, le=I64_MAX)
     run_at: str | None = None
     total_rows: int | None = None
     error_message: str | None = None

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from rivet_ci.core.patterns import COMMIT_SHA_PREFIX, GATE_ID
+
 __all__ = [
     "Marker",
     "attach_marker",
@@ -28,9 +30,6 @@ __all__ = [
     "same_apart_from_timestamp",
 ]
 
-_GATE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-# Full (40) or SHA-256 (64) object names, or an abbreviation of at least 7 hex digits.
-_HEAD_SHA = re.compile(r"[0-9a-f]{7,64}")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 # Fields are parsed as generic key=value pairs so a later version may add fields without
 # making today's comments unrecognisable (and vice versa).
@@ -47,12 +46,12 @@ class Marker:
     timestamp: str
 
     def __post_init__(self) -> None:
-        if not _GATE_ID.fullmatch(self.gate_id):
+        if not GATE_ID.fullmatch(self.gate_id):
             raise ValueError(
                 f"gate id {self.gate_id!r} must be 1-64 characters of letters, digits, "
                 "'_', '.' or '-'"
             )
-        if not _HEAD_SHA.fullmatch(self.head_sha):
+        if not COMMIT_SHA_PREFIX.fullmatch(self.head_sha):
             raise ValueError(
                 f"head sha {self.head_sha!r} must be 7-64 lowercase hexadecimal digits"
             )

@@ -20,8 +20,10 @@ from datetime import UTC, date, datetime
 from typing import Literal, NamedTuple
 
 from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.diagnostics import I64_MAX, I64_MIN, config_value
+from rivet_ci.core.diagnostics import config_value
 from rivet_ci.core.facts import ColumnFacts, ExportFacts, MeasuredRun
+from rivet_ci.core.limits import I64_MAX, I64_MIN
+from rivet_ci.core.patterns import INTEGER
 
 ResolvedStrategy = Literal["full", "incremental", "chunked", "keyset", "timewindow"]
 MAX_CHUNK_WINDOWS = 50_000_000
@@ -30,7 +32,6 @@ SPARSE_MIN_WINDOWS = 64
 SPARSE_WARN_WINDOWS = 1000
 OVERLAY_SAMPLE = 25
 STALE_DAYS = 14
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 # rivet's `strip_simple_projection_from`: `SELECT * FROM t` or `SELECT a, b FROM t`, no WHERE.
 _PLAIN_PROJECTION = re.compile(
     r"\s*select\s+(\*|[\w\"`\[\]]+(\s*,\s*[\w\"`\[\]]+)*)\s+from\s+[\w\"`\[\].]+\s*;?\s*",
@@ -247,9 +248,9 @@ def strict_i64(text: str) -> int | None:
     head = t
     if len(t) > 64:  # far outside i64, whatever it says
         return None
-    if not _INTEGER.fullmatch(t):
+    if not INTEGER.fullmatch(t):
         head, dot, tail = t.partition(".")
-        if not dot or not _INTEGER.fullmatch(head) or tail.strip("0"):
+        if not dot or not INTEGER.fullmatch(head) or tail.strip("0"):
             return None
     value = int(head)
     return value if I64_MIN <= value <= I64_MAX else None

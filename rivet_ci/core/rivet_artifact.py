@@ -18,6 +18,7 @@ from typing import Any
 import xxhash
 
 from rivet_ci.core.config import ExportConfig, SourceConfig
+from rivet_ci.core.config_rules import max_file_size_bytes
 from rivet_ci.core.diagnostics import (
     PREFLIGHT_FAILED_VERDICT,
     config_value,
@@ -52,7 +53,6 @@ _SOURCE_KEYS = ("type", "url", "url_env", "url_file", "host", "port", "user", "p
 _COMPRESSION_PROFILES = {"none": ("none", None), "fast": ("snappy", None),
                          "balanced": ("zstd", 3), "compact": ("zstd", 9)}
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]*@")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?B?)\s*$", re.IGNORECASE)
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -155,16 +155,9 @@ def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
     return "Snapshot"
 
 
-def _max_file_size(text: Any) -> int | None:
-    """rivet's `max_file_size` parser (rivet-config.md B.4): a number with an optional unit."""
-    if text is None:
-        return None
-    match = _SIZE.match(str(text))
-    if match is None:
-        return None
-    number, unit = float(match.group(1)), match.group(2).upper().rstrip("B")
-    factor = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}[unit]
-    return int(number * factor)
+def resolved_plan_max_file_size(text: Any) -> int | None:
+    """rivet's `max_file_size` in bytes (rivet-config.md B.4), None when unset or refused."""
+    return None if text is None else max_file_size_bytes(str(text))
 
 
 def _expand(text: Any, export: str, day: str) -> Any:
@@ -227,7 +220,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "format": config_value(export, "format") or "parquet",
         "compression": compression,
         "compression_level": level,
-        "max_file_size_bytes": _max_file_size(config_value(export, "max_file_size")),
+        "max_file_size_bytes": resolved_plan_max_file_size(config_value(export, "max_file_size")),
         "skip_empty": bool(config_value(export, "skip_empty")),
         "meta_columns": {"exported_at": bool(_get(meta, "exported_at")),
                          "row_hash": _plain(row_hash) if row_hash is not None else False},

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from yaml._yaml import CParser as _Parser  # the C extension ships with PyYAML wheels
 
+from rivet_ci.core.limits import I64_MIN, I128_MIN, U64_MAX, U128_MAX
 from rivet_ci.core.yaml_lines import YamlSyntaxError
 
 MAX_DEPTH = 128
@@ -38,7 +39,6 @@ _SPECIAL_FLOATS = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf,
                    "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf,
                    ".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan,
                    "+.inf": math.inf, "+.Inf": math.inf, "+.INF": math.inf}
-_INT_MIN, _U64_MAX, _I128_MIN, _U128_MAX = -(2**63), 2**64 - 1, -(2**127), 2**128 - 1
 _TOO_BIG = 2**200
 
 
@@ -214,7 +214,7 @@ def huge_integer(node: yaml.ScalarNode) -> int | None:
     kind, value = resolve_any(node)
     if kind != "int" or not isinstance(value, int):
         return None
-    if (value > _U64_MAX or value < _INT_MIN) and _I128_MIN <= value <= _U128_MAX:
+    if (value > U64_MAX or value < I64_MIN) and I128_MIN <= value <= U128_MAX:
         return value
     return None
 

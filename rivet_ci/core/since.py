@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rivet_ci.core.diff import ExportChange, Finding, PlanDiff
+from rivet_ci.core.patterns import COMMIT_SHA_PREFIX
 from rivet_ci.core.recommendation import ExportRecommendation
 
 DIGEST_LIMIT = 6_000  # characters of the hidden line, so the digest never crowds the comment
@@ -156,7 +157,7 @@ def read_digest(body: str) -> Digest | None:
         data: Any = json.loads(zlib.decompress(base64.urlsafe_b64decode(match["data"]),
                                                bufsize=1 << 16))
         head = data["h"]
-        if not (isinstance(head, str) and re.fullmatch(r"[0-9a-f]{7,64}", head)):
+        if not (isinstance(head, str) and COMMIT_SHA_PREFIX.fullmatch(head)):
             return None
         return Digest(head_sha=head, findings={str(k): str(v) for k, v in data["f"]},
                       exports={str(k): v for k, v in data["e"]},

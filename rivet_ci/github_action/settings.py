@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
+from rivet_ci.core.patterns import COMMIT_SHA, GATE_ID, REPOSITORY
 from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.output.redaction import is_secret_name
@@ -39,10 +40,6 @@ __all__ = [
 CommentMode = Literal["update", "recreate", "new", "off"]
 
 
-# Same rule as the comment marker (rivet_ci.core.marker): the id is written into it verbatim.
-_GATE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _LIST_SEPARATOR = re.compile(r"[,\n]")
 
 # Field name -> action input name, as written in action.yml.
@@ -213,7 +210,7 @@ class ActionSettings(BaseModel):
     @field_validator("gate_id")
     @classmethod
     def _check_gate_id(cls, value: str) -> str:
-        if not _GATE_ID.fullmatch(value):
+        if not GATE_ID.fullmatch(value):
             raise PydanticCustomError(
                 "gate_id", "must be 1-64 characters of letters, digits, '_', '.' or '-'"
             )
@@ -222,7 +219,7 @@ class ActionSettings(BaseModel):
     @field_validator("repository")
     @classmethod
     def _check_repository(cls, value: str) -> str:
-        if not _REPOSITORY.fullmatch(value):
+        if not REPOSITORY.fullmatch(value):
             raise PydanticCustomError("repository", "expected owner/name")
         return value
 
@@ -237,7 +234,7 @@ class ActionSettings(BaseModel):
     @field_validator("sha")
     @classmethod
     def _check_sha(cls, value: str | None) -> str | None:
-        if value is not None and not _SHA.fullmatch(value):
+        if value is not None and not COMMIT_SHA.fullmatch(value):
             raise PydanticCustomError("sha", "expected a full lowercase commit sha")
         return value
 

@@ -26,12 +26,11 @@ from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment_view import ChangedRow, CommentView, WhyPart, plural
+from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 from rivet_ci.errors import UsageError
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
 COMMENT_TEMPLATE = "comment.md.j2"
-GITHUB_COMMENT_LIMIT = 65_536
-STEP_SUMMARY_LIMIT = 1_000_000  # GitHub allows 1 MiB per step summary
 
 
 def builtin_template_dir() -> Path:

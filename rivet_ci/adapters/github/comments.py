@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from rivet_ci.adapters.github.models import Comment
 from rivet_ci.adapters.github.transport import GitHubBodyTooLong, GitHubClient, GitHubForbidden
+from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.marker import (
     attach_marker,
     format_timestamp,
@@ -26,7 +27,6 @@ from rivet_ci.core.marker import (
     same_apart_from_timestamp,
 )
 
-MAX_COMMENT_BODY = 65536
 # Comments posted with Actions' GITHUB_TOKEN are authored by this bot; the token itself
 # cannot read GET /user, so this is the author to look for when the login is unknown.
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
@@ -190,7 +190,7 @@ def _unchanged(existing: str, full: str, short: str) -> bool:
         return True
     # A body longer than the limit in code points is over it in any unit GitHub counts,
     # so the short body is what would be posted again.
-    return len(full) > MAX_COMMENT_BODY and same_apart_from_timestamp(existing, short)
+    return len(full) > GITHUB_COMMENT_LIMIT and same_apart_from_timestamp(existing, short)
 
 
 def _pull_head_is_newer(

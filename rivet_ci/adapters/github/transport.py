@@ -52,14 +52,13 @@ from pydantic import ValidationError
 
 from rivet_ci import __version__
 from rivet_ci.adapters.github.models import Comment, PullRequest, WorkflowRun
+from rivet_ci.core.patterns import COMMIT_SHA_PREFIX, REPOSITORY
 from rivet_ci.errors import UsageError
 
 API_VERSION = "2022-11-28"
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
-_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 _LINK = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]*)"')
 
 
@@ -326,7 +325,7 @@ class GitHubClient:
 
     def pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
         """Pull requests associated with a commit; finds nothing for fork-only commits."""
-        if not _SHA.fullmatch(sha):
+        if not COMMIT_SHA_PREFIX.fullmatch(sha.lower()):
             raise ValueError(f"not a commit sha: {sha!r}")
         path = f"/repos/{_repo(repo)}/commits/{sha}/pulls"
         try:
@@ -533,7 +532,7 @@ class GitHubClient:
 
 
 def _repo(repo: str) -> str:
-    if not _REPO.fullmatch(repo):
+    if not REPOSITORY.fullmatch(repo):
         raise ValueError(f"repository must look like 'owner/name', got {repo!r}")
     return repo
 

@@ -23,10 +23,6 @@ import sqlalchemy as sa
 
 from rivet_ci.adapters.preflight.safety import VettedQuery
 
-# The facts contract stores integers as 64-bit values; a plan may estimate more (a cross join of
-# two big tables), which is reported as this maximum.
-MAX_FACT_INT = 2**63 - 1
-
 # (schema or None, name): a relation as the collector names it. Names from a config are already
 # case-folded the way the dialect folds unquoted identifiers.
 Rel = tuple[str | None, str]

@@ -30,7 +30,6 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import (
-    MAX_FACT_INT,
     RAW,
     FullScan,
     MinMax,
@@ -47,6 +46,7 @@ from rivet_ci.adapters.preflight.base import (
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
+from rivet_ci.core.limits import as_number, fact_count
 
 T = TypeVar("T")
 # MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted",
@@ -259,32 +259,32 @@ def plan_facts(doc: dict[str, Any]) -> PlanFacts:
     if top:
         produced = top[-1].get("rows_produced_per_join")
         if produced is not None:  # MySQL 8
-            estimate = _num(produced)
+            estimate = as_number(produced)
         else:  # MariaDB: rows × filtered% per table, multiplied along the join
             estimate = 1.0
             for table in top:
-                rows, filtered = _num(table.get("rows")), _num(table.get("filtered"))
+                rows, filtered = as_number(table.get("rows")), as_number(table.get("filtered"))
                 if rows is None:
                     estimate = None
                     break
                 estimate *= rows * (filtered if filtered is not None else 100.0) / 100.0
         examined = 1.0
         for table in top:
-            rows = _num(table.get("rows", table.get("rows_examined_per_scan")))
+            rows = as_number(table.get("rows", table.get("rows_examined_per_scan")))
             if rows is None:
                 examined = None
                 break
             examined *= max(rows, 1.0)
     full = tuple(
-        FullScan(None, _int(t.get("rows", t.get("rows_examined_per_scan"))))
+        FullScan(None, fact_count(t.get("rows", t.get("rows_examined_per_scan"))))
         for t in every if t.get("access_type") in _FULL_ACCESS
     )
     return PlanFacts(
-        row_estimate=_int(estimate),
+        row_estimate=fact_count(estimate),
         uses_index=any(t.get("key") and t.get("access_type") != "ALL" for t in every)
         if every else None,
         full_scans=full,
-        examined_rows=_int(examined),
+        examined_rows=fact_count(examined),
     )
 
 
@@ -309,10 +309,10 @@ def _with_plain_estimate(facts: PlanFacts, rows: Sequence[Any]) -> PlanFacts:
     if not rows:
         return facts
     first = rows[0]
-    count, filtered = _num(first.get("rows")), _num(first.get("filtered"))
+    count, filtered = as_number(first.get("rows")), as_number(first.get("filtered"))
     if count is None:
         return facts
-    estimate = _int(count * (filtered if filtered is not None else 100.0) / 100.0)
+    estimate = fact_count(count * (filtered if filtered is not None else 100.0) / 100.0)
     uses_index = facts.uses_index
     if uses_index is None:
         uses_index = any(r.get("key") and r.get("type") != "ALL" for r in rows)
@@ -321,19 +321,3 @@ def _with_plain_estimate(facts: PlanFacts, rows: Sequence[Any]) -> PlanFacts:
                      notes=(*facts.notes, "row estimate from plain EXPLAIN"))
 
 
-def _num(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _int(value: object) -> int | None:
-    number = _num(value)
-    return round(min(number, MAX_FACT_INT)) if number is not None and number >= 0 else None

@@ -27,7 +27,6 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import (
-    MAX_FACT_INT,
     RAW,
     FullScan,
     MinMax,
@@ -43,6 +42,7 @@ from rivet_ci.adapters.preflight.base import (
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
+from rivet_ci.core.limits import fact_count
 
 T = TypeVar("T")
 _INDEX_NODES = frozenset({"Index Scan", "Index Only Scan", "Bitmap Index Scan"})
@@ -217,10 +217,10 @@ def plan_facts(top: dict[str, Any]) -> PlanFacts:
                 kind in ("Index Scan", "Index Only Scan") and "Index Cond" not in node)):
             full.append(FullScan(rel))  # reads the whole relation (or the whole index)
         elif kind in _FUNCTION_NODES:
-            full.append(FullScan(None, _int(node.get("Plan Rows"))))
+            full.append(FullScan(None, fact_count(node.get("Plan Rows"))))
     return PlanFacts(
-        row_estimate=_int(top.get("Plan Rows")),
-        avg_row_bytes=_int(top.get("Plan Width")),
+        row_estimate=fact_count(top.get("Plan Rows")),
+        avg_row_bytes=fact_count(top.get("Plan Width")),
         uses_index=any(n.get("Node Type") in _INDEX_NODES for n in nodes),
         relations=tuple(relations),
         full_scans=tuple(full),
@@ -231,12 +231,6 @@ def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     for child in node.get("Plans", ()):
         yield from _walk(child)
-
-
-def _int(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return int(min(value, MAX_FACT_INT))
 
 
 def _regclass_text(rel: Rel) -> str:

@@ -28,9 +28,9 @@ from sqlalchemy.engine import make_url
 
 from rivet_ci.adapters.preflight.safety import Dialect, Redactor
 from rivet_ci.core.config import SourceConfig
+from rivet_ci.core.patterns import PLACEHOLDER
 
 SOURCE_URL_ENV = "RIVET_CI_SOURCE_URL"
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306}
 
 
@@ -190,7 +190,7 @@ def _substitute(text: str, environ: Mapping[str, str]) -> str:
                                  f"source URL) is not set")
         return value
 
-    return _PLACEHOLDER.sub(replace, text)
+    return PLACEHOLDER.sub(replace, text)
 
 
 def _secrets(password: object) -> tuple[str, ...]:

@@ -1,0 +1,52 @@
+"""Every numeric limit rivet-ci enforces, and the one coercion of untrusted numbers to them.
+
+One definition each: the modules that enforce a limit import it from here.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+# GitHub rejects an issue comment longer than this many characters.
+GITHUB_COMMENT_LIMIT = 65_536
+# GitHub allows 1 MiB per step summary.
+STEP_SUMMARY_LIMIT = 1_000_000
+
+# rivet's integers are Rust i64 and u64 (config keys follow rivet's u16/u32/u64 ranges); YAML
+# integers beyond those but within i128/u128 get rivet's own error. i64 is also the upper bound
+# of every integer fact and history figure: larger values would overflow the planner's float
+# arithmetic.
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+U64_MAX = 2**64 - 1
+I128_MIN, U128_MAX = -(2**127), 2**128 - 1
+
+
+def as_number(value: object) -> float | None:
+    """A number read from a driver or a JSON plan (int, float, Decimal or numeric text) as a
+    float; None for anything else (booleans included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float | Decimal | str):
+        try:
+            return float(value)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def as_int(value: object) -> int | None:
+    """An integer as stored (ints kept exact, finite numbers truncated); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    number = as_number(value)
+    return int(number) if number is not None and math.isfinite(number) else None
+
+
+def fact_count(value: object) -> int | None:
+    """A count or size a database reported (row estimate, width, examined rows): rounded,
+    capped at i64; None when negative or not a number."""
+    number = as_number(value)
+    return round(min(number, I64_MAX)) if number is not None and number >= 0 else None
