@@ -24,6 +24,7 @@ from support.action import (
     on_base,
     run_action,
 )
+from support.docs_tables import action_metadata
 from support.fake_github import FakeGitHub
 from support.pr import (
     BIG_FILES,
@@ -75,6 +76,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "base-configs": "2", "base-exports": "7", "head-configs": "2", "head-exports": "8",
         "policy": "config-error, no-configs, new-isolation",
     }
+    assert set(outputs) == set(action_metadata()["outputs"])  # every output action.yml declares
     # Annotations on the YAML lines of the new blocking findings.
     assert workflow_annotations(first.stdout) == [
         "::error file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"

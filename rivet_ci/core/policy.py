@@ -33,6 +33,44 @@ ALWAYS_ON = ("config-error", "no-configs")
 DEFAULT_FAIL_ON = ALWAYS_ON
 _SCORE_DROP = re.compile(r"^score-drop:(\d{1,3})$")
 
+# Every `fail-on` token as docs/action.md documents it (the table there is rendered from this and
+# checked by tests/test_docs_tables.py): (tokens, note after them, fails when the pull request…).
+TOKEN_DOCS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("config-error",), " (always on)",
+     "introduces a configuration error (a file that does not parse, an unknown key, a missing "
+     "required field, ...). An error that was already on the base does not block, even if its "
+     "line moved."),
+    (("no-configs",), " (always on)",
+     "leaves **no file** matching `configs` at head: the gate would have checked nothing. This "
+     "is about the gate's setup, not the change, so it blocks whenever the head has no matching "
+     "file, even if the base had none either. The message lists your globs and the YAML files "
+     "nearest the repository root that look like rivet configs (top-level `source:` and "
+     "`exports:`)."),
+    (("plan-refused",), " (with `config-error`, so always on)",
+     "introduces an export rivet refuses to plan (sparse range plan, 50,000,000-window ceiling, "
+     "a bound that is not a whole integer, an unparseable date for `chunk_by_days`, "
+     "`chunk_by_key` without `table:` or with `chunk_column`, no safe chunking shape, ...; see "
+     "[scoring-rules.md](scoring-rules.md#strategy-resolution-and-plan-refusals)). rivet aborts "
+     "the whole `rivet plan` on such an export; rivet-ci reports it with rivet's text as a "
+     "finding of kind `plan-refused` and plans the others."),
+    (("no-plan-refused",), "", "opts out: a refused plan is reported but never blocks."),
+    (("new-isolation",), "", "makes an export `isolate_on_source` that was not."),
+    (("new-warning",), "",
+     "introduces a campaign (source-group) warning, per file or across files."),
+    (("score-drop:N",), "",
+     "lowers an export's priority score by **N points or more** (`score-drop:10` fails a drop "
+     "of exactly 10, passes a drop of 9). N is 0-999; with several, the lowest applies."),
+    (("wave-later",), "", "moves an export to a later recommended wave."),
+    (("low-confidence",), "",
+     "adds or changes an export so that it is planned on low-confidence metadata."),
+    (("facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
+      "template-changed-in-pr"), "",
+     "changes the facts file, a source's `url_file`, a `.rivet_state.db` or the `template-dir`. "
+     "The change is never used (the base revision's file is), so these only report it; list "
+     "them to block such PRs. See [security.md](security.md)."),
+    (("none",), "", "never fails (report only). Cannot be combined with other tokens."),
+)
+
 
 class PolicyError(ValueError):
     """A `fail-on` token that is not understood."""
