@@ -16,16 +16,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 
 from rivet_ci.adapters.preflight.safety import VettedQuery
-
-# (schema or None, name): a relation as the collector names it. Names from a config are already
-# case-folded the way the dialect folds unquoted identifiers.
-Rel = tuple[str | None, str]
+from rivet_ci.core.probe_rules import PlanFacts, Rel, RelationInfo
 
 
 @dataclass(frozen=True)
@@ -52,55 +49,6 @@ class PreflightOptions:
             raise ValueError("range_probe_row_bound must be >= 0")
         if self.max_connections_per_group < 1:
             raise ValueError("max_connections_per_group must be >= 1")
-
-
-@dataclass(frozen=True)
-class FullScan:
-    """A plan node that reads a whole relation (or a whole function result).
-
-    `rows` is the node's own figure when there is no relation to look up (e.g. a function scan)
-    or when the dialect reports rows read before filtering (MySQL).
-    """
-
-    relation: Rel | None
-    rows: int | None = None
-
-
-@dataclass(frozen=True)
-class PlanFacts:
-    """What a plain EXPLAIN (never ANALYZE) of one query says."""
-
-    row_estimate: int | None
-    avg_row_bytes: int | None = None
-    uses_index: bool | None = None
-    relations: tuple[Rel, ...] = ()
-    full_scans: tuple[FullScan, ...] = ()
-    # Upper bound on rows a join examines (MySQL: product of per-table rows), if known.
-    examined_rows: int | None = None
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RelationInfo:
-    """Catalog facts about one table or view.
-
-    `base_table`: stored rows of its own (a table, a partitioned table, a materialized view),
-    not a view whose reading runs other SQL. Only base tables are ever probed for min/max.
-    """
-
-    rows: int | None
-    columns: frozenset[str] | None
-    leading_index_columns: frozenset[str] = field(default_factory=frozenset)
-    base_table: bool = True
-    # What rivet's chunk planning checks (rivet-plan.md §4.2): integer-family columns, NOT NULL
-    # columns, single-column NOT NULL unique/primary keys of a type the keyset cursor reads
-    # (integer, float, string, timestamp, date, uuid — not decimal), the single-integer primary
-    # key, and (MySQL) the first such unique key.
-    integer_columns: frozenset[str] = field(default_factory=frozenset)
-    not_null_columns: frozenset[str] = field(default_factory=frozenset)
-    keyset_columns: frozenset[str] = field(default_factory=frozenset)
-    integer_primary_key: str | None = None
-    unique_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,10 +90,6 @@ class ProbeSession(Protocol):
 # whether a row with NULL in it exists (None: not checked).
 MinMax = tuple[str | None, str | None, bool | None]
 
-# A probe may read at most bound / SCAN_MARGIN rows by the estimates: estimates err (InnoDB put a
-# 1,000,000-row table at 996,630), so an estimate just under the bound must not let a full scan of
-# a table at the bound through.
-SCAN_MARGIN = 2
 # EXPLAIN output larger than this is refused (a query of a few kB can plan into megabytes).
 MAX_EXPLAIN_CHARS = 1_000_000
 # A min/max value longer than this (rendered) is not recorded: a range column is a number, a

@@ -33,36 +33,35 @@ How it runs:
   when base and head configs both need it: results are memoized as futures shared by lanes.
 * A lost connection is reopened once; if that fails the lane's remaining exports get the cause.
 * `progress(done, total)` is called once per export, from worker threads, one call at a time.
+
+What may be probed and what a probe costs (the range column an export needs, whether min/max is
+cheap on a replica, which columns one statement covers) are pure rules in
+:mod:`rivet_ci.core.probe_rules`; the slots, shared sessions and memo lanes run on are in
+:mod:`.scheduling`. This module prepares the exports and runs the lanes.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 
 from rivet_ci.adapters.preflight import mysql, postgres, sqlite
 from rivet_ci.adapters.preflight.base import (
     MAX_VALUE_CHARS,
-    SCAN_MARGIN,
     BrokenSessionError,
     ExplainTooLargeError,
     MinMax,
-    PlanFacts,
     PreflightOptions,
     ProbeSession,
     ProbeTimeoutError,
     QueryTarget,
-    Rel,
-    RelationInfo,
     TableTarget,
     Target,
     error_class,
@@ -76,6 +75,17 @@ from rivet_ci.adapters.preflight.safety import (
     check_column_name,
     parse_table_name,
     vet_query,
+)
+from rivet_ci.adapters.preflight.scheduling import (
+    GroupSlots,
+    Held,
+    Memo,
+    Outcome,
+    Progress,
+    ProgressCallback,
+    SourcePool,
+    close_session,
+    outcome_of,
 )
 from rivet_ci.adapters.preflight.source_url import (
     ResolvedSource,
@@ -94,12 +104,23 @@ from rivet_ci.core.facts import (
     FactsFile,
     TableFacts,
 )
+from rivet_ci.core.probe_rules import (
+    QUERY_RANGE_SKIPPED,
+    PlanFacts,
+    Rel,
+    RelationInfo,
+    column_kind,
+    has_column,
+    indexed,
+    min_max_probe,
+    probe_needs,
+    range_skip,
+)
 
-__all__ = ["PreflightOptions", "ProgressCallback", "collect_facts"]
+__all__ = ["QUERY_RANGE_SKIPPED", "PreflightOptions", "ProgressCallback", "collect_facts"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-ProgressCallback = Callable[[int, int], None]
 _MAX_WORKERS = 8
 _MAX_QUERY_FILE_BYTES = 1024 * 1024
 
@@ -160,7 +181,7 @@ def collect_facts(
                 _prepare(job, source.dialect, config_file, repo_root, placeholders)
             jobs.append(job)
 
-    tracker = _Progress(len(jobs), progress)
+    tracker = Progress(len(jobs), progress)
     results: dict[tuple[int, str], ExportFacts] = {}
     lanes: dict[tuple[str, str | None], list[_Job]] = {}
     for job in jobs:
@@ -191,8 +212,8 @@ def collect_facts(
                 job.target.rel, set()).add(job.range_column)
         if job.source is not None and job.auto_key and isinstance(job.target, TableTarget):
             auto_key.setdefault(job.source.key, set()).add(job.target.rel)
-    every_pool: list[_SourcePool] = []
-    pools = {key: _SourcePool(options.max_connections_per_group, every_pool) for key in engines}
+    every_pool: list[SourcePool] = []
+    pools = {key: SourcePool(options.max_connections_per_group, every_pool) for key in engines}
     runs: list[_Lane] = []
     for lane_jobs in lanes.values():
         src = lane_jobs[0].source
@@ -208,8 +229,8 @@ def collect_facts(
             {rel: frozenset(cols) for rel, cols in wanted.get(src.key, {}).items()},
             frozenset(auto_key.get(src.key, ()))))
 
-    memo = _Memo()
-    limits = _Limits(options.max_connections_per_group)
+    memo = Memo()
+    limits = GroupSlots(options.max_connections_per_group)
     try:
         if runs:
             with ThreadPoolExecutor(max_workers=min(len(runs), _MAX_WORKERS),
@@ -288,16 +309,13 @@ def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | N
                         raise _QueryFileError(
                             f"query_file {export.query_file!r}: ${{{unset[0]}}} is not set")
             job.target = QueryTarget(vet_query(text, dialect))
-        field_name = next((f for f in ("chunk_column", "chunk_by_key", "cursor_column",
-                                       "time_column") if getattr(export, f)), None)
-        if export.range_column and field_name:
-            job.range_column = fold(check_column_name(export.range_column, field_name))
+        needs = probe_needs(export)
+        if needs.range_field and export.range_column:
+            job.range_column = fold(check_column_name(export.range_column, needs.range_field))
         if export.cursor_fallback_column:
             job.fallback_column = fold(check_column_name(export.cursor_fallback_column,
                                                          "cursor_fallback_column"))
-        if export.table is not None and export.mode == "chunked":
-            job.wants_table = True
-            job.auto_key = export.chunk_column is None and export.chunk_by_key is None
+        job.wants_table, job.auto_key = needs.wants_table, needs.auto_key
     except UnsafeQueryError as exc:
         job.error = f"refused: {exc}"
     except _QueryFileError as exc:
@@ -325,143 +343,10 @@ def _read_query_file(config_file: Path, name: str, repo_root: Path | None) -> st
         raise _QueryFileError(f"cannot read query_file {name!r}: {reason}") from None
 
 
-# --- shared state of one collection ------------------------------------------------------------
-
-
-class _Progress:
-    def __init__(self, total: int, callback: ProgressCallback | None) -> None:
-        self._total, self._done, self._callback = total, 0, callback
-        self._lock = threading.Lock()
-
-    def tick(self) -> None:
-        with self._lock:
-            self._done += 1
-            if self._callback is not None:
-                try:
-                    self._callback(self._done, self._total)
-                except Exception:  # a broken progress display must not lose facts
-                    log.exception("progress callback failed")
-
-
-class _Limits:
-    """Connection slots per source_group (see the module docstring); the source's own slots are
-    its :class:`_SourcePool`."""
-
-    def __init__(self, per_key: int) -> None:
-        self._per_key = per_key
-        self._lock = threading.Lock()
-        self._slots: dict[str, threading.BoundedSemaphore] = {}
-
-    def _slot(self, key: str) -> threading.BoundedSemaphore:
-        with self._lock:
-            return self._slots.setdefault(key, threading.BoundedSemaphore(self._per_key))
-
-    @contextmanager
-    def hold(self, group: str | None, pool: _SourcePool) -> Iterator[_Held]:
-        slot = self._slot(group) if group else None
-        if slot is not None:
-            slot.acquire()  # always group first, then source: no lock-order cycles
-        try:
-            with pool.session_slot() as held:
-                yield held
-        finally:
-            if slot is not None:
-                slot.release()
-
-
-@dataclass
-class _Held:
-    """The session (if any yet) a lane holds while it has a slot of its source."""
-
-    session: ProbeSession | None = None
-
-
-class _SourcePool:
-    """At most `size` sessions on one source, handed from lane to lane: lanes of a source that
-    run one after another reuse one connection instead of opening their own.
-
-    An idle session stays open only until some lane must open a new connection (to any source):
-    then every idle one is closed first, so a `source_group` spanning several sources never has
-    more connections open than lanes running."""
-
-    def __init__(self, size: int, every: list[_SourcePool]) -> None:
-        self._slots = threading.BoundedSemaphore(size)
-        self._lock = threading.Lock()
-        self._idle: list[ProbeSession] = []
-        self._every = every
-        every.append(self)
-
-    def close_every_idle(self) -> None:
-        for pool in list(self._every):
-            pool.close()
-
-    @contextmanager
-    def session_slot(self) -> Iterator[_Held]:
-        self._slots.acquire()
-        with self._lock:
-            held = _Held(self._idle.pop() if self._idle else None)
-        try:
-            yield held
-        finally:
-            session = held.session
-            if session is not None:
-                if session.broken:
-                    _close(session)
-                else:
-                    with self._lock:
-                        self._idle.append(session)
-            self._slots.release()
-
-    def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for session in idle:
-            _close(session)
-
-
-def _close(session: ProbeSession) -> None:
-    try:
-        session.close()
-    except Exception:  # closing a dead connection may fail; ignore
-        log.debug("closing a preflight session failed", exc_info=True)
-
-
-@dataclass(frozen=True)
-class _Outcome(Generic[T]):
-    value: T | None = None
-    error: BaseException | None = None
-
-
-class _Memo:
-    """Probe results shared by all lanes: each key is computed once, by whoever claims it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._futures: dict[Hashable, Future[Any]] = {}
-
-    def claim(self, keys: Iterable[Hashable]) -> tuple[list[Hashable], dict[Hashable, Future[Any]]]:
-        mine: list[Hashable] = []
-        out: dict[Hashable, Future[Any]] = {}
-        with self._lock:
-            for key in keys:
-                if key not in self._futures:
-                    self._futures[key] = Future()
-                    mine.append(key)
-                out[key] = self._futures[key]
-        return mine, out
-
-
-def _outcome(future: Future[Any]) -> _Outcome[Any]:
-    error = future.exception()
-    return _Outcome(error=error) if error is not None else _Outcome(value=future.result())
-
-
 # --- one lane: one source, one source_group, the source's session -------------------------------
 
 # A lane replaces a lost or poisoned connection at most this many times, then gives up.
 _MAX_RESETS = 3
-QUERY_RANGE_SKIPPED = ("min/max is only probed on the base table of a `table:` export, never by "
-                       "running a query")
 
 
 class _LaneDownError(Exception):
@@ -474,22 +359,22 @@ class _Lane:
     source: ResolvedSource
     driver: _Driver
     engine: sa.Engine
-    pool: _SourcePool
+    pool: SourcePool
     options: PreflightOptions
     redact: Redactor
-    tracker: _Progress
+    tracker: Progress
     # Range columns wanted per table of this source, over ALL lanes (base and head): one min/max
     # statement per table answers every export over it.
     wanted: Mapping[Rel, frozenset[str]]
     # Tables with a chunked export that chunks on the table's integer primary key.
     auto_key_tables: frozenset[Rel]
-    held: _Held = field(default_factory=_Held)
+    held: Held = field(default_factory=Held)
     down: str | None = None
     resets: int = 0
     max_connections: int | None = None
     results: dict[tuple[int, str], ExportFacts] = field(default_factory=dict)
 
-    def run(self, memo: _Memo, limits: _Limits) -> dict[tuple[int, str], ExportFacts]:
+    def run(self, memo: Memo, limits: GroupSlots) -> dict[tuple[int, str], ExportFacts]:
         with limits.hold(self.jobs[0].export.source_group, self.pool) as held:
             self.held = held
             if held.session is not None and held.session.max_connections is not None:
@@ -530,7 +415,7 @@ class _Lane:
             if is_connection_lost(exc) or session.broken:
                 # Never send another statement down a lost or poisoned connection.
                 self.held.session = None
-                _close(session)
+                close_session(session)
                 self.resets += 1
                 if self.resets > _MAX_RESETS:
                     self.down = (f"gave up on {self.source.display} after {_MAX_RESETS} "
@@ -539,8 +424,8 @@ class _Lane:
 
     # memoized probes
 
-    def _each(self, memo: _Memo, kind: str, probes: Mapping[Hashable, Callable[[ProbeSession], T]],
-              ) -> dict[Hashable, _Outcome[T]]:
+    def _each(self, memo: Memo, kind: str, probes: Mapping[Hashable, Callable[[ProbeSession], T]],
+              ) -> dict[Hashable, Outcome[T]]:
         keys: dict[Hashable, Hashable] = {(self.source.key, kind, key): key for key in probes}
         mine, futures = memo.claim(keys)
         for full_key in mine:
@@ -548,9 +433,9 @@ class _Lane:
                 futures[full_key].set_result(self._call(probes[keys[full_key]]))
             except BaseException as exc:  # stored for every waiter
                 futures[full_key].set_exception(exc)
-        return {key: _outcome(futures[full_key]) for full_key, key in keys.items()}
+        return {key: outcome_of(futures[full_key]) for full_key, key in keys.items()}
 
-    def _relations(self, memo: _Memo, rels: Sequence[Rel]) -> dict[Rel, _Outcome[RelationInfo]]:
+    def _relations(self, memo: Memo, rels: Sequence[Rel]) -> dict[Rel, Outcome[RelationInfo]]:
         keys: dict[Hashable, Rel] = {(self.source.key, "relation", rel): rel
                                      for rel in dict.fromkeys(rels)}
         mine, futures = memo.claim(keys)
@@ -563,11 +448,11 @@ class _Lane:
                 for full_key in mine:
                     if not futures[full_key].done():
                         futures[full_key].set_exception(exc)
-        return {rel: _outcome(futures[full_key]) for full_key, rel in keys.items()}
+        return {rel: outcome_of(futures[full_key]) for full_key, rel in keys.items()}
 
     # the phases
 
-    def _run(self, memo: _Memo) -> None:
+    def _run(self, memo: Memo) -> None:
         targets = {job.target_key: job.target for job in self.jobs if job.target is not None}
         plans = self._each(memo, "explain", {
             key: _explain_probe(target) for key, target in targets.items()})
@@ -588,8 +473,8 @@ class _Lane:
                 continue
             self._finish(job, self._facts(memo, job, outcome.value, infos))
 
-    def _facts(self, memo: _Memo, job: _Job, plan: PlanFacts,
-               infos: Mapping[Rel, _Outcome[RelationInfo]]) -> ExportFacts:
+    def _facts(self, memo: Memo, job: _Job, plan: PlanFacts,
+               infos: Mapping[Rel, Outcome[RelationInfo]]) -> ExportFacts:
         notes = list(plan.notes)
         columns: dict[str, ColumnFacts] = {}
         rel_infos: dict[Rel, RelationInfo] = {}
@@ -617,7 +502,8 @@ class _Lane:
             low = high = None
             nulls: bool | None = None
             if isinstance(target, TableTarget):
-                skip = self._table_skip(target.rel, column, plan, rel_infos)
+                skip = range_skip(self.source.dialect, target.rel, column, plan, rel_infos,
+                                  bound=self.options.range_probe_row_bound)
             else:
                 skip = QUERY_RANGE_SKIPPED
             if skip is None:
@@ -634,7 +520,7 @@ class _Lane:
                     if low is None and high is None:
                         notes.append(f"{shown} has no non-null value (or its values are longer "
                                      f"than {MAX_VALUE_CHARS} characters)")
-            kind = self._column_kind(info, column)
+            kind = column_kind(self.source.dialect, info, column)
             if kind.get("has_nulls") is None and nulls is not None:
                 kind["has_nulls"] = nulls
             columns[shown] = ColumnFacts(
@@ -650,131 +536,50 @@ class _Lane:
             columns=columns, notes=notes, table=table,
         )
 
-    def _column_kind(self, info: RelationInfo | None, column: str) -> dict[str, bool | None]:
-        """What chunk planning checks about a column of the table (unknown for a query)."""
-        if info is None or not info.columns:
-            return {}
-
-        def member(names: frozenset[str]) -> bool:
-            return any(self._same(column, name) for name in names)
-
-        return {"integer": member(info.integer_columns),
-                "keyset_key": member(info.keyset_columns),
-                # NOT NULL: no NULL can exist; a nullable one is checked with min/max, if at all.
-                "has_nulls": False if member(info.not_null_columns) else None}
-
-    def _same(self, a: str, b: str) -> bool:
-        # Names are folded already; PostgreSQL compares exactly, the others ignore case.
-        return a == b if self.source.dialect == "postgresql" else a.lower() == b.lower()
-
     def _indexed(self, job: _Job, plan: PlanFacts, infos: Mapping[Rel, RelationInfo],
                  column: str) -> bool | None:
         """Leading column of a valid btree index of the export's relation (None: unknown)."""
-        if isinstance(job.target, TableTarget):
-            rels: Sequence[Rel] = (job.target.rel,)
-        else:
-            rels = plan.relations
-        known = [infos[rel] for rel in rels if rel in infos]
-        if not known:
-            return None
-        return any(self._same(column, lead) for info in known
-                   for lead in info.leading_index_columns)
+        rels = (job.target.rel,) if isinstance(job.target, TableTarget) else plan.relations
+        return indexed(self.source.dialect, rels, infos, column)
 
     def _missing_column(self, job: _Job, infos: Mapping[Rel, RelationInfo],
                         column: str) -> str | None:
         if not isinstance(job.target, TableTarget):
             return None  # a query's output columns are not looked up
-        info = infos.get(job.target.rel)
-        if info is None or not info.columns:
-            return None
-        if any(self._same(column, c) for c in info.columns):
+        if has_column(self.source.dialect, infos.get(job.target.rel), column) is not False:
             return None
         return (f"column {job.export.range_column!r} does not exist in "
                 f"{job.export.table!r}")
 
-    def _rows_read(self, rel: Rel, plan: PlanFacts,
-                   infos: Mapping[Rel, RelationInfo]) -> int | None:
-        """Rows a full read of the table costs, by every estimate at hand: its catalog size,
-        the plan's row estimate, and the SUM of every relation its plan reads in full (the
-        partitions of a partitioned table). None when any part is of unknown size."""
-        figures: list[int] = []
-        info = infos.get(rel)
-        if info is not None and info.rows is not None:
-            figures.append(info.rows)
-        if plan.row_estimate is not None:
-            figures.append(plan.row_estimate)
-        if plan.examined_rows is not None:
-            figures.append(plan.examined_rows)
-        scanned = 0
-        for scan in plan.full_scans:
-            scan_info = infos.get(scan.relation) if scan.relation is not None else None
-            size = scan_info.rows if scan_info is not None else scan.rows
-            if size is None:
-                return None  # one relation of unknown size: the total is unknown
-            scanned += size
-        figures.append(scanned)
-        return max(figures) if info is not None or plan.full_scans else None
-
-    def _table_skip(self, rel: Rel, column: str, plan: PlanFacts,
-                    infos: Mapping[Rel, RelationInfo]) -> str | None:
-        """Why min/max of `column` must not be probed on the table (None: it is cheap)."""
-        name = ".".join(p for p in rel if p)
-        info = infos.get(rel)
-        if info is None:
-            return f"{name} was not found in the catalog"
-        if not info.base_table:
-            return f"{name} is a view: min/max would run its query"
-        if info.columns and not any(self._same(column, c) for c in info.columns):
-            return f"{name} has no column {column}"
-        if any(self._same(column, lead) for lead in info.leading_index_columns):
-            return None  # the index's two ends answer min and max
-        bound = self.options.range_probe_row_bound
-        limit = bound // SCAN_MARGIN
-        what = f"no index leads with {column}, so min/max reads the whole table"
-        rows = self._rows_read(rel, plan, infos)
-        if rows is None:
-            return f"{what}, and its size is unknown"
-        if rows > limit:
-            return (f"{what}: ~{rows} rows, over {limit} (the probe bound of {bound} with a "
-                    f"margin of {SCAN_MARGIN}x for estimate error)")
-        return None
-
-    def _table_min_max(self, memo: _Memo, rel: Rel, plan: PlanFacts,
-                       infos: Mapping[Rel, RelationInfo]) -> dict[str, _Outcome[MinMax]]:
+    def _table_min_max(self, memo: Memo, rel: Rel, plan: PlanFacts,
+                       infos: Mapping[Rel, RelationInfo]) -> dict[str, Outcome[MinMax]]:
         """min/max of every wanted, cheap column of the table: one statement per table for all
         exports of the collection (per column only when the statement for all of them fails)."""
-        wanted = set(self.wanted.get(rel, ()))
-        info = infos.get(rel)
-        if rel in self.auto_key_tables and info is not None and info.integer_primary_key:
-            wanted.add(info.integer_primary_key)
-        columns = sorted(c for c in wanted if self._table_skip(rel, c, plan, infos) is None)
-        # rivet's NULL-key probe, for nullable columns of a table small enough to read in full
-        # (an EXISTS over a big table may be planned as a scan of it).
-        rows = self._rows_read(rel, plan, infos)
-        small = rows is not None and rows <= self.options.range_probe_row_bound // SCAN_MARGIN
-        null_checks = [c for c in columns if small and info is not None and info.columns
-                       and not any(self._same(c, n) for n in info.not_null_columns)]
+        columns, null_checks = min_max_probe(
+            self.source.dialect, rel, self.wanted.get(rel, ()),
+            auto_key=rel in self.auto_key_tables, plan=plan, infos=infos,
+            bound=self.options.range_probe_row_bound)
         if not columns:
             return {}
 
-        def probe() -> dict[str, _Outcome[MinMax]]:
+        def probe() -> dict[str, Outcome[MinMax]]:
             try:
                 values = self._call(lambda s: s.min_max(rel, columns, null_checks))
-                return {c: _Outcome(value=v) for c, v in values.items()}
+                return {c: Outcome(value=v) for c, v in values.items()}
             except (ProbeTimeoutError, _LaneDownError) as exc:
-                return {c: _Outcome(error=exc) for c in columns}
+                return {c: Outcome(error=exc) for c in columns}
             except Exception as exc:
                 if len(columns) == 1 or is_connection_lost(exc):
-                    return {c: _Outcome(error=exc) for c in columns}
+                    return {c: Outcome(error=exc) for c in columns}
             # One column's failure (a type without an order) must not cost the others.
-            out: dict[str, _Outcome[MinMax]] = {}
+            out: dict[str, Outcome[MinMax]] = {}
             for column in columns:
                 try:
                     one = self._call(_single_min_max(
-                        rel, column, [column] if column in null_checks else []))
-                    out[column] = _Outcome(value=one[column])
+                        rel, column, (column,) if column in null_checks else ()))
+                    out[column] = Outcome(value=one[column])
                 except Exception as exc:
-                    out[column] = _Outcome(error=exc)
+                    out[column] = Outcome(error=exc)
             return out
 
         key = ("table", rel)
@@ -785,10 +590,10 @@ class _Lane:
                 future.set_result(probe())
             except BaseException as exc:  # stored for every waiter
                 future.set_exception(exc)
-        outcome = _outcome(future)
+        outcome = outcome_of(future)
         if outcome.error is not None:
-            return {c: _Outcome(error=outcome.error) for c in columns}
-        result: dict[str, _Outcome[MinMax]] = outcome.value or {}
+            return {c: Outcome(error=outcome.error) for c in columns}
+        result: dict[str, Outcome[MinMax]] = outcome.value or {}
         return result
 
     def _error_facts(self, job: _Job, what: str, error: BaseException | None) -> ExportFacts:
@@ -822,7 +627,7 @@ def _explain_probe(target: Target) -> Callable[[ProbeSession], PlanFacts]:
     return lambda session: session.explain(target)
 
 
-def _single_min_max(rel: Rel, column: str, null_checks: list[str],
+def _single_min_max(rel: Rel, column: str, null_checks: Sequence[str],
                     ) -> Callable[[ProbeSession], dict[str, MinMax]]:
     return lambda session: session.min_max(rel, [column], null_checks)
 

@@ -31,13 +31,9 @@ from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import (
     RAW,
-    FullScan,
     MinMax,
-    PlanFacts,
     PreflightOptions,
     RecyclingSession,
-    Rel,
-    RelationInfo,
     TableTarget,
     Target,
     checked_plan_text,
@@ -47,6 +43,7 @@ from rivet_ci.adapters.preflight.base import (
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 from rivet_ci.core.limits import as_number, fact_count
+from rivet_ci.core.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
 
 T = TypeVar("T")
 # MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted",

@@ -28,13 +28,9 @@ from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import (
     RAW,
-    FullScan,
     MinMax,
-    PlanFacts,
     PreflightOptions,
     RecyclingSession,
-    Rel,
-    RelationInfo,
     Target,
     checked_plan_text,
     min_max_statement,
@@ -43,6 +39,7 @@ from rivet_ci.adapters.preflight.base import (
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
 from rivet_ci.core.limits import fact_count
+from rivet_ci.core.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
 
 T = TypeVar("T")
 _INDEX_NODES = frozenset({"Index Scan", "Index Only Scan", "Bitmap Index Scan"})
