@@ -23,11 +23,12 @@ RUN python -m venv /opt/rivet-ci \
  && /opt/build/bin/pip install --require-hashes --no-deps -r requirements/build.lock
 
 # Only what the wheel is built from (.dockerignore keeps the rest of the context out):
-# pyproject.toml names README.md as the readme, and `templates/` is force-included as
-# package data.
+# pyproject.toml names README.md as the readme, and `templates/` and `schemas/` are
+# force-included as package data.
 COPY pyproject.toml README.md ./
 COPY rivet_ci ./rivet_ci
 COPY templates ./templates
+COPY schemas ./schemas
 
 # The wheel is built with the pinned backend (no build isolation: nothing unpinned is fetched)
 # and installed without dependencies; `pip check` proves the lock satisfies them all.

@@ -26,6 +26,7 @@ from support.action import (
 )
 from support.docs_tables import action_metadata
 from support.fake_github import FakeGitHub
+from support.plan_schema import assert_matches_schema
 from support.pr import (
     BIG_FILES,
     BIG_PER_FILE,
@@ -91,6 +92,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
 
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     assert plan["format"] == "rivet-ci-plan/1"
+    assert_matches_schema(plan)  # the shipped JSON Schema
     assert plan["generated_at"] == "2026-11-29T12:00:00Z"
     assert plan["pull_request"]["base_sha"] == ws.base_sha
     assert plan["pull_request"]["head_sha"] == head1

@@ -16,6 +16,7 @@ from pathlib import Path
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
+from support.plan_schema import assert_matches_schema
 from support.pr import (
     BIG_FILES,
     BIG_PER_FILE,
@@ -108,6 +109,8 @@ def test_diff_json_is_the_plan_document_with_the_pull_request_keys(example_repo:
     assert document["diff"]["gate"]["passed"] is False
     assert {e["export_name"] for e in document["diff"]["exports"]} == {"events", "order_items"}
     assert "configs" in document["base"]
+    # The document matches its shipped JSON Schema, pull-request keys included.
+    assert_matches_schema(document)
 
 
 # -- the golden comment ---------------------------------------------------------------------------

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "show": "rivet_ci.commands.show",
     "action": "rivet_ci.github_action.command",
     "post": "rivet_ci.commands.post",
+    "schema": "rivet_ci.commands.schema",
 }
 
 
@@ -66,6 +67,8 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                "docker run --rm -v \"$PWD:/github/workspace\" -e GITHUB_EVENT_PATH ... rivet-ci"),
     "post": ("rivet-ci post --comment-file rivet-ci-comment-default.md --pr 42",
              "rivet-ci post --comment-file comment.md --run-id 4242 --id warehouse"),
+    "schema": ("rivet-ci schema > plan.schema.json",
+               "rivet-ci schema | check-jsonschema --schemafile /dev/stdin plan.json"),
 }
 
 

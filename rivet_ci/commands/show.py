@@ -14,7 +14,7 @@ from typing import Any
 
 from rivet_ci import __version__
 from rivet_ci.commands.context import Context
-from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
+from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan_text
 from rivet_ci.core.pretty import problem_lines, render_pretty
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
@@ -55,8 +55,10 @@ def _load_json(text: str) -> Any:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     path: Path = args.plan if args.plan.is_absolute() else ctx.cwd / args.plan
     try:
-        data = _load_json(path.read_text(encoding="utf-8"))
-        plan = read_plan(data, path=args.plan.as_posix())
+        text = path.read_text(encoding="utf-8")
+        # Our document is validated from the text against its one definition (the field path
+        # of every mismatch is named); rivet's artifacts are read from the decoded data.
+        plan = read_plan_text(text, path=args.plan.as_posix(), data=_load_json(text))
     except OSError as exc:
         raise UsageError(f"cannot read {args.plan}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:

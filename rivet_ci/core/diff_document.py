@@ -7,21 +7,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rivet_ci.core.diff import PlanDiff
 from rivet_ci.core.document import config_json, plan_document, problem_json
+from rivet_ci.core.plan_format import ChangedFileJSON, DiffJSON, PlanDocumentJSON
 from rivet_ci.core.planner import Plan
 from rivet_ci.core.policy import GateResult
 
 
-def diff_json(diff: PlanDiff, gate: GateResult) -> dict[str, Any]:
+def diff_json(diff: PlanDiff, gate: GateResult) -> DiffJSON:
+    """The `diff` key. The gate's and the diff's own models are put in as they are: they are
+    the one definition of their JSON, written by `dump_json` through `model_dump`."""
     return {
         "gate": {"passed": gate.passed, "policy": gate.policy,
-                 "blocking": [f.model_dump(mode="json") for f in gate.blocking],
+                 "blocking": list(gate.blocking),
                  # Accepted findings and what happened to every waiver (docs/action.md).
-                 "waived": [w.model_dump(mode="json") for w in gate.waived],
-                 "waivers": [n.model_dump(mode="json") for n in gate.notes]},
+                 "waived": list(gate.waived),
+                 "waivers": list(gate.notes)},
         "exports": [
             {"export_name": c.export_name, "config": c.config_path, "line": c.line,
              "status": c.status, "renamed_from": c.renamed_from,
@@ -30,20 +32,19 @@ def diff_json(diff: PlanDiff, gate: GateResult) -> dict[str, Any]:
              "score_delta": c.score_delta, "isolation": c.isolation,
              "low_confidence": c.low_confidence,
              "reasons_added": list(c.reasons_added), "reasons_removed": list(c.reasons_removed),
-             "base": c.base.model_dump(mode="json") if c.base else None,
-             "head": c.head.model_dump(mode="json") if c.head else None}
+             "base": c.base, "head": c.head}
             for c in diff.changed_exports
         ],
-        "warnings": [w.model_dump(mode="json") for w in diff.warnings],
-        "order_moves": [m.model_dump(mode="json") for m in diff.order_moves],
-        "findings": [f.model_dump(mode="json") for f in diff.findings],
+        "warnings": list(diff.warnings),
+        "order_moves": list(diff.order_moves),
+        "findings": list(diff.findings),
     }
 
 
 def pull_request_document(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
-    changed_files: Sequence[dict[str, str | None]], generated_at: str, version: str,
-) -> dict[str, Any]:
+    changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+) -> PlanDocumentJSON:
     document = plan_document(head, generated_at=generated_at, version=version)
     document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
                                 "changed_files": list(changed_files)}

@@ -10,24 +10,47 @@ embedding it in every export would make large plans quadratic in size.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, cast
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from rivet_ci.core.config import SourceConfig, Strategy
+from rivet_ci.core.config import Environment, SourceConfig, SourceType, Strategy
 from rivet_ci.core.diagnostics import PREFLIGHT_FAILED_VERDICT
+from rivet_ci.core.plan_format import (
+    PLAN_FORMAT,
+    CampaignJSON,
+    ComputedJSON,
+    ConfigJSON,
+    DiagnosticsJSON,
+    DocumentError,
+    EmptyJSON,
+    ExportJSON,
+    HistoryJSON,
+    PlanDocumentJSON,
+    PlannedMode,
+    PrioritizationJSON,
+    ProblemJSON,
+    ReasonJSON,
+    RecommendationJSON,
+    SourceBlockJSON,
+    SummaryJSON,
+    read_document,
+)
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
 from rivet_ci.core.resolve import ResolvedStrategy
-from rivet_ci.core.rivet_artifact import resolved_plan, source_block
+from rivet_ci.core.rivet_artifact import ResolvedPlanMemo, resolved_plan, source_block
 from rivet_ci.core.signals import Signals
 
-PLAN_FORMAT = "rivet-ci-plan/1"
+__all__ = ["PLAN_FORMAT", "PlanReadError", "dump_json", "plan_document", "read_plan",
+           "read_plan_text"]
 
 
-def campaign_json(campaign: Campaign) -> dict[str, Any]:
+def campaign_json(campaign: Campaign) -> CampaignJSON:
     return {
         "ordered_exports": list(campaign.ordered_exports),
         "waves": [{"wave": w.wave, "exports": list(w.exports)} for w in campaign.waves],
@@ -35,28 +58,29 @@ def campaign_json(campaign: Campaign) -> dict[str, Any]:
     }
 
 
-def recommendation_json(rec: ExportRecommendation) -> dict[str, Any]:
-    out: dict[str, Any] = {"export_name": rec.export_name}
-    if rec.source_group is not None:
-        out["source_group"] = rec.source_group
-    out.update(
-        priority_score=rec.priority_score, priority_class=rec.priority_class,
-        cost_class=rec.cost_class, risk_class=rec.risk_class,
-        recommended_wave=rec.recommended_wave, isolate_on_source=rec.isolate_on_source,
-        reasons=[{"kind": r.kind, "message": r.message} for r in rec.reasons],
-    )
-    return out
+def recommendation_json(rec: ExportRecommendation) -> RecommendationJSON:
+    reasons: list[ReasonJSON] = [{"kind": r.kind, "message": r.message} for r in rec.reasons]
+    if rec.source_group is None:  # absent, as rivet writes it
+        return {"export_name": rec.export_name, "priority_score": rec.priority_score,
+                "priority_class": rec.priority_class, "cost_class": rec.cost_class,
+                "risk_class": rec.risk_class, "recommended_wave": rec.recommended_wave,
+                "isolate_on_source": rec.isolate_on_source, "reasons": reasons}
+    return {"export_name": rec.export_name, "source_group": rec.source_group,
+            "priority_score": rec.priority_score, "priority_class": rec.priority_class,
+            "cost_class": rec.cost_class, "risk_class": rec.risk_class,
+            "recommended_wave": rec.recommended_wave,
+            "isolate_on_source": rec.isolate_on_source, "reasons": reasons}
 
 
 def export_json(export: PlannedExport, campaign: Campaign | None, *,
-                source: SourceConfig | None = None, source_json: dict[str, Any] | None = None,
-                day: str = "") -> dict[str, Any]:
+                source: SourceConfig | None = None, source_json: SourceBlockJSON | None = None,
+                day: str = "", memo: ResolvedPlanMemo | None = None) -> ExportJSON:
     """One planned export. `resolved_plan` is rivet's (the keys rivet carries verbatim into its
     artifact: format, compression, destination, tuning, redacted source, ...); `day` fills
     `{date}` in destination paths and is the document's own date."""
     s = export.signals
-    computed: dict[str, Any] = {}
-    diagnostics: dict[str, Any] = {}
+    computed: ComputedJSON | EmptyJSON = {}
+    diagnostics: DiagnosticsJSON = {}
     if s is not None:
         computed = {
             "row_estimate": s.row_estimate, "avg_row_bytes": s.avg_row_bytes,
@@ -73,11 +97,11 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
         diagnostics["preflight_error"] = export.preflight_error
     if export.notes:
         diagnostics["notes"] = list(export.notes)
-    prioritization: dict[str, Any] = {
+    prioritization: PrioritizationJSON = {
         "export_recommendation": recommendation_json(export.recommendation)}
     if campaign is not None:
         prioritization["campaign"] = campaign_json(campaign)
-    history = None
+    history: HistoryJSON | None = None
     if export.history is not None:
         h = export.history
         history = {"runs": h.runs, "last_failed": h.last_failed,
@@ -87,32 +111,43 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
                 if s is not None and export.config is not None else None)
     return {
         "export_name": export.export_name, "config": export.config_path, "line": export.line,
-        "mode": export.mode, "strategy": export.strategy, "computed": computed,
+        "mode": cast(PlannedMode, export.mode), "strategy": export.strategy, "computed": computed,
         "diagnostics": diagnostics, "history": history, "prioritization": prioritization,
         "resolved_plan": resolved,
     }
 
 
-def problem_json(problem: Problem) -> dict[str, Any]:
+def problem_json(problem: Problem) -> ProblemJSON:
     return {"file": problem.file, "line": problem.line, "field": problem.field,
-            "message": problem.message, "severity": problem.severity}
+            "message": problem.message, "severity": problem.severity,
+            "finding": problem.finding}
 
 
-def config_json(config: ConfigPlan, *, day: str = "") -> dict[str, Any]:
+def config_json(config: ConfigPlan, *, day: str = "",
+                memo: ResolvedPlanMemo | None = None) -> ConfigJSON:
+    document = _config_parts(config, day=day, memo=memo or ResolvedPlanMemo())
+    document["exports"] = list(document["exports"])
+    return document
+
+
+def _config_parts(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> ConfigJSON:
+    """`config_json` with `exports` still a generator (the caller lists or streams it)."""
     shared_source = source_block(config.source)
-    exports = [export_json(e, config.campaign if i == 0 else None, source=config.source,
-                           source_json=shared_source, day=day)
-               for i, e in enumerate(config.exports)]
+    exports = (export_json(e, config.campaign if i == 0 else None, source=config.source,
+                           source_json=shared_source, day=day, memo=memo)
+               for i, e in enumerate(config.exports))
     return {
         "path": config.path,
-        "source": {"type": config.source_type, "environment": config.source_environment},
-        "exports": exports,
+        # Both come from the validated `source` section (null when it is missing or invalid).
+        "source": {"type": cast(SourceType | None, config.source_type),
+                   "environment": cast(Environment | None, config.source_environment)},
+        "exports": cast(list[ExportJSON], exports),
         "campaign": campaign_json(config.campaign) if config.campaign else None,
         "problems": [problem_json(p) for p in config.problems],
     }
 
 
-def plan_summary(plan: Plan) -> dict[str, int]:
+def plan_summary(plan: Plan) -> SummaryJSON:
     exports = plan.exports
     return {
         "configs": len(plan.configs),
@@ -123,8 +158,16 @@ def plan_summary(plan: Plan) -> dict[str, int]:
     }
 
 
-def plan_document(plan: Plan, *, generated_at: str, version: str) -> dict[str, Any]:
+def plan_document(plan: Plan, *, generated_at: str, version: str) -> PlanDocumentJSON:
     """The whole `rivet-ci-plan/1` document (key order is part of the format's readability)."""
+    memo = ResolvedPlanMemo()
+    document = _document_head(plan, generated_at=generated_at, version=version)
+    document["configs"] = [config_json(c, day=generated_at[:10], memo=memo)
+                           for c in plan.configs]
+    return document
+
+
+def _document_head(plan: Plan, *, generated_at: str, version: str) -> PlanDocumentJSON:
     return {
         "format": PLAN_FORMAT,
         "generator": {"name": "rivet-ci", "version": version},
@@ -134,9 +177,107 @@ def plan_document(plan: Plan, *, generated_at: str, version: str) -> dict[str, A
             "captured_at": plan.facts.captured_at.isoformat() if plan.facts.captured_at else None,
         },
         "summary": plan_summary(plan),
-        "configs": [config_json(c, day=generated_at[:10]) for c in plan.configs],
+        "configs": [],
         "problems": [problem_json(p) for p in plan.all_problems],
     }
+
+
+def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
+                         extra: Mapping[str, Any] | None = None) -> Iterator[bytes]:
+    """The text of `plan_document` (plus `extra` keys at the end), UTF-8, in pieces of about
+    `CHUNK_BYTES` that each end with a line break: byte for byte what `dump_json` writes for the
+    whole document, but each export's dict is built, serialised and dropped in turn, so
+    memory does not grow with the plan."""
+    memo = ResolvedPlanMemo()
+    day = generated_at[:10]
+    head = _document_head(plan, generated_at=generated_at, version=version)
+    streamed = _Object(head)
+    streamed["configs"] = _Array(_streamed_config(c, day=day, memo=memo) for c in plan.configs)
+    for key, value in (extra or {}).items():
+        streamed[key] = value
+    return _lines(_emit(streamed, 0))
+
+
+def _streamed_config(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> _Object:
+    parts = _Object(_config_parts(config, day=day, memo=memo))
+    parts["exports"] = _Array(parts["exports"])
+    return parts
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+CHUNK_BYTES = 1 << 20
+_INDENT = orjson.OPT_INDENT_2
+
+
+class _Object(dict[str, Any]):
+    """An object some of whose values are streamed (`_Array`, nested `_Object`)."""
+
+
+class _Array:
+    """An array whose items are produced one at a time."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def _emit(value: Any, depth: int) -> Iterator[bytes]:
+    """`orjson.dumps(value, OPT_INDENT_2)` as it would appear `depth` levels deep."""
+    if isinstance(value, _Object):
+        yield b"{"
+        pad = b"\n" + b"  " * (depth + 1)
+        first = True
+        for key, item in value.items():
+            key_text = orjson.dumps(key)
+            if type(item) is dict:  # one piece: key and value together
+                yield (b"" if first else b",") + pad + key_text + b": " + _indented(item, depth + 1)
+            else:
+                yield (b"" if first else b",") + pad + key_text + b": "
+                if isinstance(item, _Object | _Array):
+                    yield from _emit(item, depth + 1)
+                    value[key] = None  # drop what was written
+                else:
+                    yield _indented(item, depth + 1)
+            first = False
+        yield b"}" if first else b"\n" + b"  " * depth + b"}"
+    elif isinstance(value, _Array):
+        pad = b"\n" + b"  " * (depth + 1)
+        first = True
+        for item in value.items:
+            yield (b"[" if first else b",") + pad
+            if isinstance(item, _Object | _Array):
+                yield from _emit(item, depth + 1)
+            else:
+                yield _indented(item, depth + 1)
+            first = False
+        yield b"[]" if first else b"\n" + b"  " * depth + b"]"
+    else:
+        yield _indented(value, depth)
+
+
+def _indented(value: Any, depth: int) -> bytes:
+    text = orjson.dumps(value, option=_INDENT, default=_model_json)
+    # JSON text holds no raw line break inside a string: every one is indentation.
+    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+
+
+def _lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """Pieces joined into chunks of about CHUNK_BYTES, each ending with a line break (the
+    output boundary redacts whole lines), and the final line break of the document."""
+    buffer: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        buffer.append(piece)
+        size += len(piece)
+        if size >= CHUNK_BYTES:
+            data = b"".join(buffer)
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+                data = data[cut:]
+            buffer, size = [data], len(data)
+    buffer.append(b"\n")
+    yield b"".join(buffer)
 
 
 def dump_json(document: Any) -> str:
@@ -145,7 +286,15 @@ def dump_json(document: Any) -> str:
     orjson writes exactly what `json.dumps(indent=2, ensure_ascii=False)` writes, ~10× faster:
     the stdlib's C encoder is not used when indenting, and plans can hold 10,000s of exports.
     """
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    return orjson.dumps(document, option=_INDENT, default=_model_json).decode("utf-8") + "\n"
+
+
+def _model_json(value: Any) -> Any:
+    """orjson's fallback: a pydantic model in a document (the pull-request keys) is written
+    as it dumps itself."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -155,28 +304,58 @@ class PlanReadError(ValueError):
 
 
 def read_plan(data: Any, *, path: str) -> Plan:
-    """Read a `rivet-ci-plan/1` document, or rivet's own plan JSON (one object or an array).
+    """Read a decoded `rivet-ci-plan/1` document, or rivet's own plan JSON (one object or an
+    array).
 
-    Older rivet artifacts lack `integrity`, `campaign` and `strategy_rationale`: all optional here.
-    Signals are reconstructed only as far as `show` prints them (verdict, warnings, row
-    estimate, chunk count); the recommendation, strategy and diagnostics are read. Anything
-    malformed raises `PlanReadError`.
+    Our document is validated against its one definition (`rivet_ci.core.plan_format`): a
+    mismatch raises `PlanReadError` naming the file and the field path. Older rivet artifacts
+    lack `integrity`, `campaign` and `strategy_rationale`: all optional here. Signals are
+    reconstructed only as far as `show` prints them (verdict, warnings, row estimate, chunk
+    count); the recommendation, strategy and diagnostics are read. Anything malformed raises
+    `PlanReadError`.
     """
+    if isinstance(data, dict) and data.get("format") == PLAN_FORMAT:
+        return read_plan_text(json.dumps(data, ensure_ascii=False), path=path, data=data)
+    return _read_decoded(data, path)
+
+
+def read_plan_text(text: str | bytes, *, path: str, data: Any = None) -> Plan:
+    """`read_plan` on a file's text (`data`: the text already decoded, when the caller has it).
+    Our document is validated straight from the text, as strictly as its JSON Schema."""
+    if data is None:
+        data = json.loads(text)
+    if isinstance(data, dict) and data.get("format") == PLAN_FORMAT:
+        try:
+            document = read_document(text, path=path)
+        except DocumentError as exc:
+            raise PlanReadError(str(exc)) from None
+        return _read_document(document, path)
+    return _read_decoded(data, path)
+
+
+def _read_decoded(data: Any, path: str) -> Plan:
+    fmt = data.get("format") if isinstance(data, dict) else None
+    if isinstance(fmt, str) and fmt.startswith("rivet-ci-plan/"):
+        raise PlanReadError(f"{path}: format {fmt!r} is not one this rivet-ci reads "
+                            f"({PLAN_FORMAT}); use the rivet-ci that wrote it")
     try:
-        return _read_plan(data, path)
+        return _read_artifacts(data, path)
     except PlanReadError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:  # ValidationError included
         raise PlanReadError(f"{path}: malformed plan JSON ({type(exc).__name__}: {exc})") from None
 
 
-def _read_plan(data: Any, path: str) -> Plan:
-    if isinstance(data, dict) and data.get("format") == PLAN_FORMAT:
-        configs = tuple(_read_config(c) for c in data.get("configs", []))
-        problems = tuple(Problem.model_validate(p) for p in data.get("problems", [])
-                         if not any(p.get("file") == c.path for c in configs))
-        return Plan(configs=configs, facts=FactsOrigin(kind="artifact", path=path),
-                    problems=problems)
+def _read_document(document: PlanDocumentJSON, path: str) -> Plan:
+    configs = tuple(_read_config(c) for c in document["configs"])
+    paths = {c.path for c in configs}
+    problems = tuple(Problem.model_validate(p) for p in document["problems"]
+                     if p["file"] not in paths)
+    return Plan(configs=configs, facts=FactsOrigin(kind="artifact", path=path),
+                problems=problems)
+
+
+def _read_artifacts(data: Any, path: str) -> Plan:
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(i, dict) and "export_name" in i for i in items):
         raise PlanReadError(f"{path}: not a rivet-ci plan ({PLAN_FORMAT}) nor a rivet plan "
@@ -276,18 +455,20 @@ def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
         )
     return PlannedExport(
         config_path=str(raw.get("config", path)), line=raw.get("line"),
-        export_name=str(raw["export_name"]), mode=str(raw.get("mode", strategy)),
+        export_name=str(raw["export_name"]),
+        # rivet's artifact has no `mode`: the mode its strategy comes from
+        mode=str(raw.get("mode") or ("full" if strategy == "snapshot" else strategy)),
         strategy=strategy, signals=signals, history=None, recommendation=rec,
         preflight_error=diagnostics.get("preflight_error"),
     )
 
 
-def _read_config(raw: dict[str, Any]) -> ConfigPlan:
+def _read_config(raw: ConfigJSON) -> ConfigPlan:
     path = str(raw["path"])
     source = raw.get("source") or {}
     return ConfigPlan(
         path=path, source_type=source.get("type"), source_environment=source.get("environment"),
-        exports=tuple(_read_export(e, path) for e in raw.get("exports", [])),
+        exports=tuple(_read_export(cast(dict[str, Any], e), path) for e in raw["exports"]),
         campaign=_read_campaign(raw["campaign"]) if raw.get("campaign") else None,
         problems=tuple(Problem.model_validate(p) for p in raw.get("problems", [])),
     )

@@ -13,16 +13,25 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, cast
 
 import xxhash
 
-from rivet_ci.core.config import ExportConfig, SourceConfig
+from rivet_ci.core.config import Compression, ExportConfig, SourceConfig
 from rivet_ci.core.config_rules import max_file_size_bytes
 from rivet_ci.core.diagnostics import (
     PREFLIGHT_FAILED_VERDICT,
     config_value,
     peak_memory_mb,
+)
+from rivet_ci.core.plan_format import (
+    ColumnTypeJSON,
+    DestinationJSON,
+    ParquetJSON,
+    PlainColumnType,
+    ResolvedPlanJSON,
+    ResolvedTuningJSON,
+    SourceBlockJSON,
 )
 from rivet_ci.core.planner import ConfigPlan, PlannedExport
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
@@ -50,8 +59,9 @@ _DESTINATION_KEYS = ("type", "bucket", "prefix", "path", "region", "endpoint", "
                      "account_name", "account_key_env", "sas_token_env")
 _SOURCE_KEYS = ("type", "url", "url_env", "url_file", "host", "port", "user", "password",
                 "password_env", "database", "environment")
-_COMPRESSION_PROFILES = {"none": ("none", None), "fast": ("snappy", None),
-                         "balanced": ("zstd", 3), "compact": ("zstd", 9)}
+_COMPRESSION_PROFILES: dict[str, tuple[Compression, int | None]] = {
+    "none": ("none", None), "fast": ("snappy", None), "balanced": ("zstd", 3),
+    "compact": ("zstd", 9)}
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^@/]*@")
 
 
@@ -88,8 +98,8 @@ def _plain(value: Any) -> Any:
 
 # --- resolved_plan (§10.3) ------------------------------------------------------------------------
 
-def resolved_tuning(export: ExportConfig, source: SourceConfig | None) -> tuple[dict[str, Any],
-                                                                                  str]:
+def resolved_tuning(export: ExportConfig, source: SourceConfig | None,
+                    ) -> tuple[ResolvedTuningJSON, str]:
     """rivet's resolved tuning (rivet-config.md §2.16) and its `tuning_profile_label`."""
     merged: dict[str, Any] = {}
     for level in (_get(source, "tuning"), config_value(export, "tuning")):
@@ -117,7 +127,7 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None) -> tuple[
     tuning["max_batch_memory_mb"] = merged.get("max_batch_memory_mb")
     ordered = {key: tuning[key] for key in _TUNING_KEYS}
     ordered["configured_profile"] = profile
-    return ordered, label
+    return cast(ResolvedTuningJSON, ordered), label
 
 
 def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
@@ -166,7 +176,7 @@ def _expand(text: Any, export: str, day: str) -> Any:
     return text.replace("{date}", day).replace("{export}", export).replace("{table}", export)
 
 
-def source_block(source: SourceConfig | None) -> dict[str, Any]:
+def source_block(source: SourceConfig | None) -> SourceBlockJSON:
     """`resolved_plan.source`: the `source` section with the password removed and the URL's
     userinfo redacted. The same for every export of a config: build it once per config."""
     out: dict[str, Any] = {key: _plain(_get(source, key)) for key in _SOURCE_KEYS}
@@ -187,44 +197,83 @@ def source_block(source: SourceConfig | None) -> dict[str, Any]:
     out["mongo"] = ({key: _plain(_get(mongo, key)) for key in
                      ("json", "read_concern", "no_cursor_timeout", "page_size", "resume")}
                     if mongo is not None else None)
-    return out
+    return cast(SourceBlockJSON, out)
+
+
+def _fields(obj: Any) -> Mapping[str, Any]:
+    """A config section's keys and values: a model's fields (its `__dict__`, in declaration
+    order), or the mapping itself; `{}` for an absent section."""
+    if obj is None:
+        return _NO_FIELDS
+    if type(obj) is dict:
+        return obj
+    fields = getattr(obj, "__dict__", None)
+    return fields if fields is not None else obj  # type: ignore[no-any-return]
+
+
+_NO_FIELDS: Mapping[str, Any] = {}
+_PARQUET_KEYS = ("row_group_strategy", "row_group_rows", "target_row_group_mb", "max_row_group_mb")
+
+
+class ResolvedPlanMemo:
+    """What `resolved_plan` builds once and shares between exports of one document: the
+    resolved tuning per (source, export tuning) pair. The same dict object then stands for
+    every export that resolves to it (the JSON text repeats it; nothing mutates it)."""
+
+    def __init__(self) -> None:
+        self.tuning: dict[tuple[int, int], tuple[tuple[Any, Any], ResolvedTuningJSON, str]] = {}
 
 
 def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Signals, *,
-                  day: str, source_json: dict[str, Any] | None = None) -> dict[str, Any]:
+                  day: str, source_json: SourceBlockJSON | None = None,
+                  memo: ResolvedPlanMemo | None = None) -> ResolvedPlanJSON:
     """rivet's `ResolvedRunPlan` (§10.3), keys in rivet's order. `source_json` is
-    `source_block(source)` when the caller built it once for the whole config."""
-    tuning, label = resolved_tuning(export, source)
-    compression = config_value(export, "compression") or "zstd"
-    level = config_value(export, "compression_level")
-    profile = config_value(export, "compression_profile")
+    `source_block(source)` when the caller built it once for the whole config; `memo` shares
+    the resolved tuning between the exports of one document."""
+    f = _fields(export)
+    export_tuning = f.get("tuning")
+    if memo is None:
+        tuning, label = resolved_tuning(export, source)
+    else:
+        pair = (id(source), id(export_tuning))
+        hit = memo.tuning.get(pair)
+        if hit is None:  # the pair is kept in the memo, so neither id is reused meanwhile
+            tuning, label = resolved_tuning(export, source)
+            memo.tuning[pair] = ((source, export_tuning), tuning, label)
+        else:
+            _, tuning, label = hit
+    compression: Compression = f.get("compression") or "zstd"
+    level = f.get("compression_level")
+    profile = f.get("compression_profile")
     if profile is not None:
         compression, level = _COMPRESSION_PROFILES[str(profile)]
-    destination = config_value(export, "destination")
-    dest = {key: _plain(_expand(_get(destination, key), export.name, day))
-            for key in _DESTINATION_KEYS}
-    dest["allow_anonymous"] = bool(_get(destination, "allow_anonymous"))
-    meta = config_value(export, "meta_columns")
-    row_hash = _get(meta, "row_hash")
-    quality = config_value(export, "quality")
-    parquet = config_value(export, "parquet")
-    columns = config_value(export, "columns") or {}
-    drift = config_value(export, "on_schema_drift") or "warn"
-    factor = config_value(export, "shape_drift_warn_factor")
+    given = _fields(f.get("destination"))
+    name = export.name
+    dest: dict[str, Any] = {key: given.get(key) for key in _DESTINATION_KEYS}
+    for key, value in dest.items():
+        if type(value) is str and "{" in value:
+            dest[key] = _expand(value, name, day)
+    dest["allow_anonymous"] = bool(given.get("allow_anonymous"))
+    meta = _fields(f.get("meta_columns"))
+    row_hash = meta.get("row_hash")
+    quality = f.get("quality")
+    parquet = f.get("parquet")
+    columns = f.get("columns")
+    factor = f.get("shape_drift_warn_factor")
     return {
-        "export_name": export.name,
+        "export_name": name,
         "source_table": export.table,
         "base_query": export.effective_query,
         "is_split_unit": False,
         "strategy": _strategy(export, signals, tuning, source),
-        "format": config_value(export, "format") or "parquet",
+        "format": f.get("format") or "parquet",
         "compression": compression,
         "compression_level": level,
-        "max_file_size_bytes": resolved_plan_max_file_size(config_value(export, "max_file_size")),
-        "skip_empty": bool(config_value(export, "skip_empty")),
-        "meta_columns": {"exported_at": bool(_get(meta, "exported_at")),
+        "max_file_size_bytes": resolved_plan_max_file_size(f.get("max_file_size")),
+        "skip_empty": bool(f.get("skip_empty")),
+        "meta_columns": {"exported_at": bool(meta.get("exported_at")),
                          "row_hash": _plain(row_hash) if row_hash is not None else False},
-        "destination": dest,
+        "destination": cast(DestinationJSON, dest),
         "quality": None if quality is None else {
             "row_count_min": _get(quality, "row_count_min"),
             "row_count_max": _get(quality, "row_count_max"),
@@ -236,36 +285,38 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "validate": False,
         "reconcile": False,
         "resume": False,
-        "verify": config_value(export, "verify") or "size",
+        "verify": f.get("verify") or "size",
         "source": source_block(source) if source_json is None else source_json,
-        "column_overrides": {str(k): _column_type(v) for k, v in _plain(columns).items()},
-        "schema_drift_policy": drift,
+        "column_overrides": ({str(k): _column_type(v) for k, v in _plain(columns).items()}
+                             if columns else {}),
+        "schema_drift_policy": f.get("on_schema_drift") or "warn",
         "shape_drift_warn_factor": float(factor) if factor is not None else 2.0,
-        "parquet": None if parquet is None else {
-            key: _plain(_get(parquet, key)) for key in
-            ("row_group_strategy", "row_group_rows", "target_row_group_mb", "max_row_group_mb")},
+        "parquet": None if parquet is None else cast(ParquetJSON, {
+            key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
     }
 
 
 _DECIMAL = re.compile(r"^decimal\((\d+)\s*,\s*(\d+)\)$", re.IGNORECASE)
 
 
-def _column_type(text: Any) -> dict[str, Any]:
+def _column_type(text: Any) -> ColumnTypeJSON:
     """A `columns:` override as rivet's internally tagged type object."""
     value = str(text).strip()
     lowered = value.lower()
     if match := _DECIMAL.match(value):
         return {"kind": "decimal", "precision": int(match.group(1)), "scale": int(match.group(2))}
     if lowered.startswith("timestamp"):
-        unit = "nanosecond" if "ns" in lowered or "nano" in lowered else "microsecond"
+        unit: Literal["microsecond", "nanosecond"] = (
+            "nanosecond" if "ns" in lowered or "nano" in lowered else "microsecond")
         return {"kind": "timestamp", "unit": unit,
                 "timezone": "UTC" if "utc" in lowered or "tz" in lowered else None}
-    return {"kind": lowered}
+    # config typing admits only rivet's type names here (rivet-config.md)
+    return cast(PlainColumnType, {"kind": lowered})
 
 
 # --- integrity and fingerprint (§10.8) ------------------------------------------------------------
 
-def integrity(plan: Mapping[str, Any]) -> str:
+def integrity(plan: Mapping[str, object]) -> str:
     text = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "xxh3:" + format(xxhash.xxh3_64_intdigest(text.encode("utf-8")), "016x")
 

@@ -19,6 +19,7 @@ from rivet_ci.core.config_loader import LoadedConfig, load_config_text
 from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import is_facts_document
+from rivet_ci.core.plan_format import ChangedFileJSON
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.waivers import (
@@ -59,7 +60,7 @@ class PullRequestPlan:
                 "head-configs": len(self.head.configs), "head-exports": len(self.head.exports)}
 
     @property
-    def changed_files_json(self) -> list[dict[str, str | None]]:
+    def changed_files_json(self) -> list[ChangedFileJSON]:
         return [{"status": c.status, "path": shown_path(c.path),
                  "old_path": None if c.old_path is None else shown_path(c.old_path)}
                 for c in self.changed]
