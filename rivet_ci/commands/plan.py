@@ -26,7 +26,7 @@ from rivet_ci.commands.options import (
 )
 from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.document import dump_json, plan_document
+from rivet_ci.core.document import dump_json, plan_document_chunks
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
@@ -34,7 +34,7 @@ from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
-from rivet_ci.output.sink import write_output
+from rivet_ci.output.sink import write_chunks, write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,14 +124,20 @@ def load_configs(paths: list[Path], ctx: Context, *,
 
 
 def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
+    target = None if output is None else output if output.is_absolute() else ctx.cwd / output
     if fmt == "rivet-json":
         text = dump_json(rivet_document(plan.configs, created_at=ctx.now()))
-    else:
-        text = dump_json(plan_document(plan, generated_at=ctx.timestamp(), version=__version__))
-    if output is not None:
-        target = output if output.is_absolute() else ctx.cwd / output
-        write_output(target, text, ctx.redact, root=ctx.cwd)
-    ctx.stdout.write(text if fmt != "pretty" else render_pretty(plan))
+        if target is not None:
+            write_output(target, text, ctx.redact, root=ctx.cwd)
+        ctx.stdout.write(text)
+        return
+    if fmt == "json" or target is not None:
+        # Streamed export by export, redacted once per chunk, to the file and/or stdout.
+        write_chunks(target, plan_document_chunks(plan, generated_at=ctx.timestamp(),
+                                                  version=__version__),
+                     ctx.redact, root=ctx.cwd, stream=ctx.stdout if fmt == "json" else None)
+    if fmt == "pretty":
+        ctx.stdout.write(render_pretty(plan))
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

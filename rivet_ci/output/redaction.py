@@ -184,6 +184,20 @@ class Redactor:
         out.append(text[pos:])
         return "".join(out)
 
+    def redact_bytes(self, data: bytes) -> bytes:
+        """`data` (UTF-8 text, whole lines) redacted: scanned once as it is, and decoded only
+        when something is found or a URL may hold a password — a document written in chunks
+        is never decoded and re-encoded just to be checked."""
+        if self._automaton is not None and self._automaton.find_matches_as_indexes(data):
+            hit = True
+        elif b"://" in data:
+            hit = bool(_url_password_spans(data.decode("utf-8", "surrogatepass")))
+        else:
+            hit = False
+        if not hit:
+            return data
+        return _utf8(self._redact(data.decode("utf-8", "surrogatepass")))
+
     def found(self, text: str) -> bool:
         """Whether `text` holds anything this redactor would mask."""
         return bool(self._spans(text))

@@ -22,7 +22,7 @@ import errno
 import io
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -48,6 +48,17 @@ class RedactingStream(io.TextIOBase):
             ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
             self.raw.write(self.redact(ready))
         return len(text)
+
+    def write_redacted(self, data: bytes) -> None:
+        """Pass on UTF-8 text this stream's redactor has already redacted (whole lines), as
+        bytes when the underlying stream has a buffer: not decoded, not scanned again."""
+        self.flush()
+        buffer = getattr(self.raw, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            self.raw.write(data.decode("utf-8", "surrogatepass"))
 
     def flush(self) -> None:
         if self._pending:
@@ -151,6 +162,33 @@ def write_output(path: Path, text: str, redact: Redactor, *, root: Path | None =
 
 def append_output(path: Path, text: str, redact: Redactor, *, root: Path | None = None) -> None:
     write_output(path, text, redact, root=root, append=True)
+
+
+def write_chunks(path: Path | None, chunks: Iterable[bytes], redact: Redactor, *,
+                 root: Path | None = None, stream: TextIO | None = None) -> None:
+    """Write a document given as UTF-8 chunks, each ending with a line break, to `path`
+    (as `write_output` does: no symlink followed) and/or to `stream`. Each chunk is redacted
+    once, as bytes, for both; nothing holds the whole document."""
+    fd = None
+    if path is not None:
+        _refuse_symlinked_parents(path, root)
+        fd = _open_nofollow(path, append=False)
+    with os.fdopen(fd, "wb") if fd is not None else contextlib.nullcontext() as handle:
+        for chunk in chunks:
+            data = redact.redact_bytes(chunk)
+            if handle is not None:
+                handle.write(data)
+            if stream is not None:
+                _to_stream(stream, data, redact)
+    if stream is not None:
+        stream.flush()
+
+
+def _to_stream(stream: TextIO, data: bytes, redact: Redactor) -> None:
+    if isinstance(stream, RedactingStream) and stream.redact is redact:
+        stream.write_redacted(data)
+    else:  # a stream outside the boundary: the text is redacted already
+        stream.write(data.decode("utf-8", "surrogatepass"))
 
 
 # -- reads below the workspace, by the same walk -------------------------------------------------
