@@ -27,6 +27,7 @@ from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.plan_format import PlanDocumentJSON
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GatePolicy, GateResult, evaluate_gate
 from rivet_ci.core.problems import Problem
@@ -100,7 +101,7 @@ class Report:
     def checked(self) -> dict[str, int]:
         return self.pr.checked()
 
-    def document(self) -> dict[str, object]:
+    def document(self) -> PlanDocumentJSON:
         """The plan document (`rivet-ci-plan/1` with the pull request's keys)."""
         pr = self.pr
         return pull_request_document(
