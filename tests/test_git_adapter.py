@@ -241,7 +241,7 @@ def test_changed_files_uses_the_merge_base(repo: Path) -> None:
 # Contents and listings
 
 
-def test_show_and_list_files(repo: Path) -> None:
+def test_show_and_read_files(repo: Path) -> None:
     first = commit(
         repo,
         "first",
@@ -257,9 +257,10 @@ def test_show_and_list_files(repo: Path) -> None:
     with pytest.raises(GitError, match="is not a commit"):
         g.show("no-such-rev", "x.rivet.yaml")
 
-    assert g.list_files(first, GLOBS) == ["rivet/sub/b.yaml", "rivet/with space.yaml"]
-    assert g.list_files(second, GLOBS) == ["rivet/sub/b.yaml", "x.rivet.yaml"]
-    assert g.list_files(second, ["**"]) == ["rivet/sub/b.yaml", "x.rivet.yaml"]
+    assert [p for p, _ in g.read_files(first, GLOBS)] == ["rivet/sub/b.yaml",
+                                                          "rivet/with space.yaml"]
+    assert [p for p, _ in g.read_files(second, GLOBS)] == ["rivet/sub/b.yaml", "x.rivet.yaml"]
+    assert [p for p, _ in g.read_files(second, ["**"])] == ["rivet/sub/b.yaml", "x.rivet.yaml"]
 
 
 def test_show_rejects_invalid_utf8(repo: Path) -> None:
@@ -383,7 +384,7 @@ def test_workspace_owned_by_another_user(repo: Path) -> None:
     assert plain.returncode != 0 and "dubious ownership" in plain.stderr
     g = GitRepo(repo)
     assert g.resolve("HEAD") == sha
-    assert g.list_files(sha, GLOBS) == ["rivet/a.yaml"]
+    assert [p for p, _ in g.read_files(sha, GLOBS)] == ["rivet/a.yaml"]
 
 
 def test_ignores_git_dir_from_the_environment(

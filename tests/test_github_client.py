@@ -23,6 +23,7 @@ from rivet_ci.adapters.github.comments import (
     CommentOutcome,
     upsert_comment,
 )
+from rivet_ci.adapters.github.models import WorkflowRun
 from rivet_ci.adapters.github.pulls import find_pull_for_head, find_pull_for_run
 from rivet_ci.adapters.github.transport import (
     GitHubBodyTooLong,
@@ -544,12 +545,21 @@ def test_find_pull_returns_none_when_there_is_no_pr(client: GitHubClient) -> Non
     assert found is None
 
 
+def workflow_run(run_id: int, head_sha: str, head_branch: str, head_repo: str, *,
+                 pulls: list[tuple[int, str]]) -> dict[str, Any]:
+    """The `workflow_run` object of a workflow_run event, as GitHub sends it: `pull_requests`
+    may list pull requests of other repositories, and is empty for a fork."""
+    return {"id": run_id, "event": "pull_request", "head_sha": head_sha,
+            "head_branch": head_branch, "head_repository": {"full_name": head_repo},
+            "pull_requests": [{"number": n, "base": {"repo": {
+                "url": f"https://api.github.com/repos/{base}"}}} for n, base in pulls]}
+
+
 def test_workflow_run_of_a_same_repo_branch_lists_its_pull(
     gh: FakeGitHub, client: GitHubClient
 ) -> None:
-    gh.add_run(REPO, 31, head_sha=SHA1, head_branch="feature")
-
-    run = client.get_workflow_run(REPO, 31)
+    run = WorkflowRun.from_api(workflow_run(31, SHA1, "feature", REPO, pulls=[
+        (3, "upstream/warehouse"), (PR, REPO)]), repo=REPO)
     pull = find_pull_for_run(client, repo=REPO, run=run)
 
     assert run.pull_numbers == (PR,)
@@ -561,9 +571,8 @@ def test_workflow_run_of_a_fork_is_resolved_by_its_head(
     gh: FakeGitHub, client: GitHubClient
 ) -> None:
     gh.add_pull(REPO, 8, head_sha=SHA2, head_ref="main", head_repo="forker/warehouse")
-    gh.add_run(REPO, 32, head_sha=SHA2, head_branch="main", head_repo="forker/warehouse")
-
-    run = client.get_workflow_run(REPO, 32)
+    run = WorkflowRun.from_api(workflow_run(32, SHA2, "main", "forker/warehouse", pulls=[]),
+                               repo=REPO)
     pull = find_pull_for_run(client, repo=REPO, run=run)
 
     assert run.pull_numbers == ()

@@ -169,7 +169,7 @@ def test_a_second_heavy_export_creates_isolations_and_a_warning() -> None:
     base = plan_of({"rivet/a.yaml": config(chunked("events"))})
     head = plan_of({"rivet/a.yaml": config(chunked("events"), chunked("order_items"))})
     diff = diff_plans(base, head)
-    new = {(f.kind, f.export_name) for f in diff.findings_of("new")}
+    new = {(f.kind, f.export_name) for f in diff.findings if f.status == "new"}
     assert ("new-isolation", "events") in new and ("new-isolation", "order_items") in new
     assert ("new-warning", None) in new
     assert not evaluate_gate(diff, parse_policy(["new-isolation"])).passed
@@ -177,8 +177,9 @@ def test_a_second_heavy_export_creates_isolations_and_a_warning() -> None:
     assert evaluate_gate(diff, parse_policy(["config-error", "wave-later"])).passed
     # Reverting the PR resolves them: nothing new, nothing blocks.
     back = diff_plans(head, base)
-    assert back.findings_of("new") == ()
-    assert {f.kind for f in back.findings_of("resolved")} == {"new-isolation", "new-warning"}
+    assert [f for f in back.findings if f.status == "new"] == []
+    assert {f.kind for f in back.findings if f.status == "resolved"} == {"new-isolation",
+                                                                      "new-warning"}
 
 
 def test_score_drop_and_wave_later_from_a_real_change() -> None:

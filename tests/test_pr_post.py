@@ -146,6 +146,31 @@ def test_no_open_pull_request_is_not_an_error(gh: FakeGitHub, tmp_path: Path) ->
     assert gh.requests_for("POST") == []
 
 
+def test_a_listed_pull_request_closed_meanwhile_gets_no_comment(gh: FakeGitHub,
+                                                                tmp_path: Path) -> None:
+    # workflow_run.pull_requests is what GitHub knew when the run started; the PR is looked up.
+    gh.add_pull(REPO, 8, head_sha="b" * 40, head_ref="add-orders", state="closed")
+    gh.add_pull(REPO, PR, head_sha=HEAD, head_ref="add-orders",
+                head_repo="contributor/warehouse", state="closed")
+    event = workflow_run_event(tmp_path, pulls=[(8, REPO)], head_sha="b" * 40)
+    path = comment_file(tmp_path, head="b" * 40)
+    result = post(gh, tmp_path, "--comment-file", str(path), "--run-id", "99", event=event)
+    assert result.code == 0, result.stderr
+    assert "nothing posted" in result.stdout
+    assert gh.requests_for("POST") == [] and gh.comments(REPO, 8) == []
+
+
+def test_a_malformed_workflow_run_event_is_a_usage_error(gh: FakeGitHub,
+                                                         tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"workflow_run": {"id": 99, "pull_requests": "x"}}),
+                     encoding="utf-8")
+    result = post(gh, tmp_path, "--comment-file", str(comment_file(tmp_path)), "--run-id", "99",
+                  event=event)
+    assert result.code == 2
+    assert "workflow_run event is malformed" in result.stderr and "--pr" in result.stderr
+
+
 def test_recreate_moves_the_comment_to_the_bottom(gh: FakeGitHub, tmp_path: Path) -> None:
     path = comment_file(tmp_path)
     post(gh, tmp_path, "--comment-file", str(path), "--pr", "7")

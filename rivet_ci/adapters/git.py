@@ -468,16 +468,6 @@ class GitRepo:
             pos = header_end + 1 + size + 1
         return entries
 
-    def list_files(self, rev: str, globs: Sequence[str]) -> list[str]:
-        """Every file at ``rev`` whose repo-relative path matches ``globs``, sorted."""
-        regex = compile_globs(globs)
-        raw = self._run(
-            "ls-tree", "-r", "--name-only", "-z", "--full-tree", self.resolve(rev)
-        ).stdout
-        paths = (_decode_path(p) for p in raw.split(b"\0") if p)
-        return sorted(p for p in paths if _matches(regex, p))
-
-
     def read_files(self, rev: str, globs: Sequence[str]) -> list[tuple[str, str | None]]:
         """(path, text) of every file at ``rev`` matching ``globs``, sorted by path.
 

@@ -21,7 +21,8 @@ from typing import Any
 
 from rivet_ci.adapters.github.comments import Behaviour, CommentAction, upsert_comment
 from rivet_ci.adapters.github.event import read_event as read_event_file
-from rivet_ci.adapters.github.pulls import find_pull_for_head
+from rivet_ci.adapters.github.models import WorkflowRun
+from rivet_ci.adapters.github.pulls import find_pull_for_run
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
 from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
@@ -108,25 +109,19 @@ def _string(data: Any, *keys: str) -> str | None:
     return data if isinstance(data, str) and data else None
 
 
-def resolve_pull(client: GitHubClient, repo: str, run: dict[str, Any]) -> int | None:
-    """The PR number from the workflow_run payload, or by searching for its head branch."""
-    pulls = run.get("pull_requests")
-    for pull in pulls if isinstance(pulls, list) else []:
-        # The list may name pull requests of other repositories that share the head branch.
-        base_url = _string(pull, "base", "repo", "url")
-        if base_url is not None and not base_url.lower().endswith(f"/repos/{repo.lower()}"):
-            continue
-        number = pull.get("number") if isinstance(pull, dict) else None
-        if isinstance(number, int):
-            return number
-    # Empty for pull requests from forks: search by the fork's owner and branch.
-    owner = _string(run, "head_repository", "owner", "login")
-    branch, sha = _string(run, "head_branch"), _string(run, "head_sha")
-    if owner is None or branch is None or sha is None:
+def pull_of_run(client: GitHubClient, repo: str, run: dict[str, Any]) -> int | None:
+    """The open pull request of the triggering run (`find_pull_for_run`), from what GitHub
+    reports about the run in the event — never from the artifact."""
+    try:
+        workflow_run = WorkflowRun.from_api(run, repo=repo)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise UsageError(f"the workflow_run event is malformed ({type(exc).__name__}: {exc}); "
+                         "pass --pr N") from None
+    if not workflow_run.pull_numbers and (workflow_run.head_repo is None
+                                          or workflow_run.head_branch is None):
         raise UsageError("the workflow_run event names no pull request and lacks "
-                         "head_repository.owner.login / head_branch / head_sha to find it")
-    pull = find_pull_for_head(client, repo=repo, head_owner=owner, head_branch=branch,
-                              head_sha=sha)
+                         "head_repository.full_name / head_branch to find it")
+    pull = find_pull_for_run(client, repo=repo, run=workflow_run)
     return pull.number if pull is not None else None
 
 
@@ -156,7 +151,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 f"triggering run built {run_head[:12]}; refusing to post a comment for another "
                 "commit")
     try:
-        number = args.pr if run_event is None else resolve_pull(client, repo, run_event)
+        number = args.pr if run_event is None else pull_of_run(client, repo, run_event)
         if number is None:
             ctx.stdout.write("rivet-ci: no open pull request for the triggering run (closed or "
                              "merged meanwhile?); nothing posted\n")

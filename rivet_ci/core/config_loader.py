@@ -77,10 +77,6 @@ class LoadedConfig(BaseModel):
     parallel_export_processes: bool = False
     load: Any = None
 
-    @property
-    def has_errors(self) -> bool:
-        return any(p.severity == "error" for p in self.problems)
-
 
 class Substitution(BaseModel):
     """The text after `${...}` substitution and what could not be substituted."""

@@ -136,9 +136,6 @@ class PlanDiff(BaseModel):
     def changed_exports(self) -> tuple[ExportChange, ...]:
         return tuple(e for e in self.exports if e.status != "unchanged")
 
-    def findings_of(self, status: FindingStatus) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.status == status)
-
 
 def _status(before: bool, after: bool) -> FindingStatus | None:
     if after:
@@ -171,16 +168,6 @@ def _group_pressures(plan: Plan) -> dict[tuple[str, str], GroupPressure]:
 
 def _group_files(plan: Plan, group: str) -> int:
     return len({e.config_path for e in plan.exports if e.recommendation.source_group == group})
-
-
-def repo_group_warnings(plan: Plan) -> list[str]:
-    """Source-group warnings over every config (groups spanning two or more files only)."""
-    files: dict[str, set[str]] = {}
-    for export in plan.exports:
-        if export.recommendation.source_group is not None:
-            files.setdefault(export.recommendation.source_group, set()).add(export.config_path)
-    return sorted(f"{pressure_message(group, p)} (across {len(files[group])} config files)"
-                  for (scope, group), p in _group_pressures(plan).items() if scope == REPO_SCOPE)
 
 
 _LIST_INDEX = re.compile(r"\[\d+\]")

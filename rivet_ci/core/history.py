@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from rivet_ci.core.limits import I64_MAX
 
 HISTORY_SAMPLE = 20
-SUCCEEDED = frozenset({"success", "completed"})
 FAILED = frozenset({"failed", "error"})
 IN_PROGRESS = frozenset({"running"})
 

@@ -143,15 +143,6 @@ def is_blocking(finding: Finding, policy: GatePolicy) -> bool:
     return finding.kind in policy.rules
 
 
-def parse_waiver_in_pr(value: str) -> Literal["block", "allow"]:
-    token = value.strip().lower() or "block"
-    if token == "block":
-        return "block"
-    if token == "allow":
-        return "allow"
-    raise PolicyError(f"waiver-in-pr must be `block` or `allow`, not {value!r}")
-
-
 def evaluate_gate(diff: PlanDiff, policy: GatePolicy,
                   waivers: Sequence[Waiver] = ()) -> GateResult:
     waived, notes = apply_waivers(diff.findings, waivers,

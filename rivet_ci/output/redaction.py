@@ -143,11 +143,6 @@ class Redactor:
     def secrets(self) -> frozenset[str]:
         return frozenset(self._secrets)
 
-    @property
-    def active(self) -> bool:
-        """Whether any secret is known (URL passwords are masked regardless)."""
-        return self._automaton is not None
-
     def _spans(self, text: str) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         if self._automaton is not None:
@@ -272,8 +267,3 @@ def redactor_for(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -
     redact = Redactor(environment_secrets(environ))
     redact.add(*extra)
     return redact
-
-
-def redact_url(url: str) -> str:
-    """The URL with its password replaced by `***` (user, host and database stay readable)."""
-    return Redactor()(url)

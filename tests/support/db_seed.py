@@ -288,7 +288,7 @@ def write_config(directory: Path, exports: Sequence[Mapping[str, Any]], *,
                 "exports": [with_required_keys(e) for e in exports]}
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     loaded = load_config_text(str(path), path.read_text(encoding="utf-8"), environ or {})
-    assert not loaded.has_errors, loaded.problems
+    assert not [p for p in loaded.problems if p.severity == "error"], loaded.problems
     return loaded, path
 
 

@@ -51,7 +51,7 @@ from urllib.parse import urlencode, urlsplit
 from pydantic import ValidationError
 
 from rivet_ci import __version__
-from rivet_ci.adapters.github.models import Comment, PullRequest, WorkflowRun
+from rivet_ci.adapters.github.models import Comment, PullRequest
 from rivet_ci.core.patterns import COMMIT_SHA_PREFIX, REPOSITORY
 from rivet_ci.errors import UsageError
 
@@ -308,11 +308,6 @@ class GitHubClient:
     def get_pull(self, repo: str, number: int) -> PullRequest:
         path = f"/repos/{_repo(repo)}/pulls/{int(number)}"
         return self._parse(PullRequest.from_api, self._request("GET", path).json(), "GET", path)
-
-    def get_workflow_run(self, repo: str, run_id: int) -> WorkflowRun:
-        path = f"/repos/{_repo(repo)}/actions/runs/{int(run_id)}"
-        data = self._request("GET", path).json()
-        return self._parse(lambda d: WorkflowRun.from_api(d, repo=repo), data, "GET", path)
 
     def pulls_for_head(
         self, repo: str, *, head_owner: str, head_branch: str, state: str = "open"

@@ -27,10 +27,10 @@ from typing import Literal
 
 # One redactor for the whole program (rivet_ci.output.redaction), re-exported for the preflight
 # adapters.
-from rivet_ci.output.redaction import MASK, Redactor, redact_url
+from rivet_ci.output.redaction import MASK, Redactor
 
 __all__ = ["MASK", "Dialect", "Redactor", "UnsafeQueryError", "VettedQuery", "check_column_name",
-           "parse_table_name", "redact_url", "vet_query"]
+           "parse_table_name", "vet_query"]
 
 Dialect = Literal["postgresql", "mysql", "sqlite"]
 
