@@ -326,3 +326,22 @@ def test_no_rivet_artifact_unless_asked(gh: FakeGitHub, ws: Workspace) -> None:
     result, outputs_file = run_action(gh, ws, head)
     assert result.code == 0, result.stderr
     assert parse_outputs(outputs_file.read_text(encoding="utf-8"))["rivet-artifact-path"] == ""
+
+
+def test_cache_dir_reuses_plans_between_runs_with_the_same_plan(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+
+    first, _ = run_action(gh, ws, head, cache_dir=".rivet-ci-cache")
+    plan_first = (ws.path / "plan.json").read_text(encoding="utf-8")
+    comment_first = (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8")
+    second, _ = run_action(gh, ws, head, cache_dir=".rivet-ci-cache")
+
+    assert first.code == second.code == 0, second.stderr
+    # Base: two files; head: one changed. The second run reads all three from the cache.
+    assert "plan cache .rivet-ci-cache: 0 hit(s), 3 miss(es), 3 written" in first.stdout
+    assert "plan cache .rivet-ci-cache: 3 hit(s), 0 miss(es), 0 written" in second.stdout
+    assert (ws.path / "plan.json").read_text(encoding="utf-8") == plan_first
+    assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == comment_first
+    assert len(list((ws.path / ".rivet-ci-cache").rglob("*.json"))) == 6  # plan + summary

@@ -15,6 +15,7 @@ credentials in URLs masked, and, where we know it, what to do next.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -468,16 +469,15 @@ class GitRepo:
             pos = header_end + 1 + size + 1
         return entries
 
-    def read_files(self, rev: str, globs: Sequence[str]) -> list[tuple[str, str | None]]:
-        """(path, text) of every file at ``rev`` matching ``globs``, sorted by path.
+    def tree_blobs(self, rev: str, globs: Sequence[str]) -> list[tuple[str, str]]:
+        """(path, blob id) of every file at ``rev`` whose path matches ``globs``, sorted by path.
 
-        Two git processes however many files match (``ls-tree`` and one ``cat-file --batch``),
-        instead of one per file: planning a PR reads every config on both sides. The text is
-        None for a file that is not valid UTF-8.
+        One ``ls-tree``: the blob ids tell which files two revisions share (and key the plan
+        cache, rivet_ci.adapters.plan_cache) before any content is read.
         """
         regex = compile_globs(globs)
         raw = self._run("ls-tree", "-r", "-z", "--full-tree", self.resolve(rev)).stdout
-        wanted: list[tuple[str, str]] = []  # (path, blob id)
+        wanted: list[tuple[str, str]] = []
         for entry in raw.split(b"\0"):
             if not entry:
                 continue
@@ -486,24 +486,61 @@ class GitRepo:
             path = _decode_path(raw_path)
             if len(parts) == 3 and parts[1] == b"blob" and _matches(regex, path):
                 wanted.append((path, parts[2].decode("ascii")))
-        if not wanted:
-            return []
-        unique = list(dict.fromkeys(oid for _, oid in wanted))
+        return sorted(wanted)
+
+    def read_blobs(self, oids: Iterable[str]) -> dict[str, bytes]:
+        """The content of each blob id, in ONE ``cat-file --batch`` however many there are
+        (each id read once, however many paths or revisions share it)."""
+        unique = list(dict.fromkeys(oids))
+        if not unique:
+            return {}
+        for oid in unique:  # ids come from ls-tree; anything else would be a bug
+            if not _OID.fullmatch(oid):
+                raise GitError(f"not a blob id: {oid!r}")
         out = self._run("cat-file", "--batch", stdin="\n".join(unique).encode() + b"\n").stdout
-        contents: dict[str, str | None] = {}
+        contents: dict[str, bytes] = {}
         pos = 0
         for oid in unique:
             header_end = out.index(b"\n", pos)
             size = int(out[pos:header_end].split()[2])
-            body = out[header_end + 1 : header_end + 1 + size]
+            contents[oid] = out[header_end + 1 : header_end + 1 + size]
             pos = header_end + 1 + size + 1  # the body is followed by a newline
-            try:
-                contents[oid] = body.decode("utf-8")
-            except UnicodeDecodeError:
-                contents[oid] = None
-        return sorted((path, contents[oid]) for path, oid in wanted)
+        return contents
+
+    def read_files(self, rev: str, globs: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(path, text) of every file at ``rev`` matching ``globs``, sorted by path.
+
+        Two git processes however many files match (``ls-tree`` and one ``cat-file --batch``),
+        instead of one per file. The text is None for a file that is not valid UTF-8.
+        """
+        listed = self.tree_blobs(rev, globs)
+        contents = self.read_blobs(oid for _, oid in listed)
+        return [(path, decode_text(contents[oid])) for path, oid in listed]
+
+    def worktree_blobs(self, globs: Sequence[str]) -> list[tuple[str, str, bytes]]:
+        """(path, blob id, content) of every tracked or untracked, not ignored file on disk
+        matching ``globs``; the id is the one ``git hash-object`` gives (:func:`blob_id`)."""
+        regex = compile_globs(globs)
+        raw = self._run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                        "--full-name").stdout
+        out: list[tuple[str, str, bytes]] = []
+        for path in sorted({_decode_path(p) for p in raw.split(b"\0") if p}):
+            if not _matches(regex, path):
+                continue
+            target = self.root / path
+            if not target.is_file():  # deleted in the working tree, or a submodule
+                continue
+            data = target.read_bytes()
+            out.append((path, blob_id(data), data))
+        return out
 
     # -- the working tree ---------------------------------------------------------------------
+
+    def tracks_any(self, path: Path) -> bool:
+        """Whether git tracks any file at or below `path` (False for a path outside the
+        repository): a folder a commit can fill is not one to trust as a cache."""
+        result = self._run("ls-files", "-z", "--", str(Path(path).absolute()), check=False)
+        return result.returncode == 0 and bool(result.stdout.strip(b"\0"))
 
     def check_repository(self) -> None:
         """``GitError`` saying so when ``root`` is not inside a git work tree."""
@@ -532,22 +569,7 @@ class GitRepo:
     def read_worktree_files(self, globs: Sequence[str]) -> list[tuple[str, str | None]]:
         """(path, text) of every tracked or untracked, not ignored file on disk matching
         ``globs``, as :meth:`read_files` does for a commit."""
-        regex = compile_globs(globs)
-        raw = self._run("ls-files", "-z", "--cached", "--others", "--exclude-standard",
-                        "--full-name").stdout
-        out: list[tuple[str, str | None]] = []
-        for path in sorted({_decode_path(p) for p in raw.split(b"\0") if p}):
-            if not _matches(regex, path):
-                continue
-            target = self.root / path
-            if not target.is_file():  # deleted in the working tree, or a submodule
-                continue
-            data = target.read_bytes()
-            try:
-                out.append((path, data.decode("utf-8")))
-            except UnicodeDecodeError:
-                out.append((path, None))
-        return out
+        return [(path, decode_text(data)) for path, _, data in self.worktree_blobs(globs)]
 
     def changed_files_worktree(self, base: str, globs: Sequence[str]) -> list[ChangedFile]:
         """Like :meth:`changed_files`, from ``base`` to the working tree (untracked = added)."""
@@ -561,6 +583,22 @@ class GitRepo:
                     (_decode_path(p) for p in untracked.split(b"\0") if p)
                     if _matches(regex, path)]
         return sorted(changes, key=lambda c: (c.path, c.old_path or ""))
+
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def blob_id(data: bytes) -> str:
+    """Git's object id of a blob with this content (SHA-1 repositories: ``git hash-object``)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def decode_text(data: bytes) -> str | None:
+    """A file's bytes as UTF-8 text, or None when they are not valid UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _change_matches(regex: re.Pattern[str], change: ChangedFile) -> bool:

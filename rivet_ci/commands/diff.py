@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
@@ -57,6 +58,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(default: the built-in template)")
     p.add_argument("--id", default="default", dest="gate_id",
                    help="gate id for the marker (default: default)")
+    p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                   help="reuse config plans stored here by earlier runs, keyed by git blob id "
+                        "(and store new ones); see docs/action.md, \"Caching plans\" "
+                        "(default: no cache)")
     add_param_argument(p)
 
 
@@ -81,9 +86,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 f"{', ...' if len(dirty) > 5 else ''}); pass --head HEAD to plan the last "
                 "commit instead\n")
     params = parse_params(args.params)
+    cache, refused = open_cache(None if args.cache_dir is None else ctx.cwd / args.cache_dir,
+                                repo)
+    if refused:
+        ctx.stderr.write(f"rivet-ci: warning: {refused}\n")
 
     def write_document(report: Report) -> None:
-        warn_unused_params(params, report.pr.loaded, ctx.stderr)
+        if cache is not None:
+            ctx.stderr.write(f"rivet-ci: plan cache {cache.directory}: "
+                             f"{cache.stats.summary()}\n")
+        warn_unused_params(params, report.pr.placeholders, ctx.stderr)
         if args.format == "json" or args.output:
             text = report.document_text()
             if args.output:
@@ -93,7 +105,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     report = review_pull_request(
         Sides(repo, args.base, args.head or "HEAD", globs, worktree=worktree,
-              waivers_file=args.waivers or None),
+              waivers_file=args.waivers or None, cache=cache,
+              full_plans=args.format == "json" or args.output is not None),
         FactsSource(facts, origin, facts_problems, environ={**ctx.environ, **(params or {})}),
         policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
         clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,

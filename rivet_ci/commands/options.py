@@ -49,12 +49,14 @@ def path_checker(args: argparse.Namespace, cwd: Path) -> Callable[[str], bool] |
     return lambda path: (cwd / path).exists()
 
 
-def warn_unused_params(params: dict[str, str] | None, configs: Iterable[LoadedConfig],
-                       stderr: TextIO) -> None:
-    """rivet's warning for a `--param` no `${KEY}` placeholder of the configs uses."""
+def warn_unused_params(params: dict[str, str] | None,
+                       configs: Iterable[LoadedConfig] | frozenset[str], stderr: TextIO) -> None:
+    """rivet's warning for a `--param` no `${KEY}` placeholder of the configs uses (`configs`:
+    the loaded configs, or the placeholder names they use)."""
     if not params:
         return
-    used: set[str] = set().union(*(c.placeholders for c in configs))
+    used: set[str] = (set(configs) if isinstance(configs, frozenset)
+                      else set().union(*(c.placeholders for c in configs)))
     for key in sorted(params):
         if key not in used:
             stderr.write("warning: " + RULE_BY_ID["W-param"].message.format(key=key) + "\n")

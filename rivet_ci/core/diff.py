@@ -20,7 +20,8 @@ from rivet_ci.core.campaign import (
     group_pressure,
     pressure_message,
 )
-from rivet_ci.core.planner import Plan, PlannedExport
+from rivet_ci.core.plan_reuse import shared_plans
+from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import ExportRecommendation
 
@@ -143,16 +144,35 @@ def _status(before: bool, after: bool) -> FindingStatus | None:
     return "resolved" if before else None
 
 
-def _group_pressures(plan: Plan) -> dict[tuple[str, str], GroupPressure]:
+ConfigPressures = dict[str, GroupPressure]
+
+
+def _config_pressures(config: ConfigPlan) -> ConfigPressures:
+    """A config file's own warning groups (its campaign's view)."""
+    out: ConfigPressures = {}
+    if config.campaign is None:
+        return out
+    for group, members in group_members([e.recommendation for e in config.exports]).items():
+        if (pressure := group_pressure(members)) is not None:
+            out[group] = pressure
+    return out
+
+
+def _group_pressures(
+    plan: Plan, memo: dict[int, ConfigPressures] | None = None,
+) -> tuple[dict[tuple[str, str], GroupPressure], dict[str, int]]:
     """Every warning group of a plan: per config file, and over every config for groups that
-    span two or more files (a shared replica ignores file boundaries)."""
+    span two or more files (a shared replica ignores file boundaries); and the number of files
+    of each group. `memo` keeps a config's own groups by plan object: a file both sides share
+    (core/plan_reuse.py) is looked at once."""
+    memo = {} if memo is None else memo
     out: dict[tuple[str, str], GroupPressure] = {}
     for config in plan.configs:
-        if config.campaign is None:
-            continue
-        for group, members in group_members([e.recommendation for e in config.exports]).items():
-            if (pressure := group_pressure(members)) is not None:
-                out[(config.path, group)] = pressure
+        own = memo.get(id(config))
+        if own is None:
+            own = memo[id(config)] = _config_pressures(config)
+        for group, own_pressure in own.items():
+            out[(config.path, group)] = own_pressure
     members_all: dict[str, list[ExportRecommendation]] = {}
     files: dict[str, set[str]] = {}
     for export in plan.exports:
@@ -163,11 +183,7 @@ def _group_pressures(plan: Plan) -> dict[tuple[str, str], GroupPressure]:
     for group, recs in members_all.items():
         if len(files[group]) >= 2 and (pressure := group_pressure(recs)) is not None:
             out[(REPO_SCOPE, group)] = pressure
-    return out
-
-
-def _group_files(plan: Plan, group: str) -> int:
-    return len({e.config_path for e in plan.exports if e.recommendation.source_group == group})
+    return out, {group: len(paths) for group, paths in files.items()}
 
 
 _LIST_INDEX = re.compile(r"\[\d+\]")
@@ -211,6 +227,11 @@ def _export_change(
     renamed_from: str | None,
 ) -> ExportChange:
     config_path, name = key
+    if before is after and after is not None:
+        # One plan shared by both sides (core/plan_reuse.py): nothing inside it can differ.
+        return _UNCHANGED.model_copy(update={
+            "export_name": name, "config_path": config_path, "renamed_from": renamed_from,
+            "line": after.line, "base": after.recommendation, "head": after.recommendation})
     b = before.recommendation if before else None
     h = after.recommendation if after else None
     status: ChangeStatus
@@ -231,6 +252,11 @@ def _export_change(
         reasons_removed=tuple(k for k in base_kinds if k not in head_kinds),
     )
 
+
+# Every field set, so a copy equals an ExportChange built field by field.
+_UNCHANGED = ExportChange.model_construct(
+    export_name="", config_path="", renamed_from=None, line=None, status="unchanged", base=None,
+    head=None, reasons_added=(), reasons_removed=())
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -253,9 +279,11 @@ _KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
 
 
 def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
+    memo: dict[int, ConfigPressures] = {}
+    base_pressures, base_files = _group_pressures(base, memo)
+    after, head_files = _group_pressures(head, memo)
     before = {(renames.get(scope, scope), group): p
-              for (scope, group), p in _group_pressures(base).items()}
-    after = _group_pressures(head)
+              for (scope, group), p in base_pressures.items()}
     out = []
     for scope, group in sorted(before.keys() | after.keys()):
         b, h = before.get((scope, group)), after.get((scope, group))
@@ -271,7 +299,7 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list
         assert shown is not None
         message = pressure_message(group, shown)
         if scope == REPO_SCOPE:
-            files = _group_files(head if h else base, group)
+            files = (head_files if h else base_files)[group]
             message += f" (across {files} config files)"
         out.append(WarningChange(
             scope=scope, group=group, status=status, message=message,
@@ -284,9 +312,10 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list
 def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -> list[OrderMove]:
     base_orders = {renames.get(c.path, c.path): c.campaign.ordered_exports
                    for c in base.configs if c.campaign}
+    shared = shared_plans(base.configs, head.configs, renames)
     moves = []
     for config in head.configs:
-        if config.campaign is None:
+        if config.campaign is None or config.path in shared:  # the same order on both sides
             continue
         head_order = config.campaign.ordered_exports
         base_order = base_orders.get(config.path, ())
@@ -329,8 +358,11 @@ def _findings(
 
 
 def _export_findings(change: ExportChange) -> list[Finding]:
-    out: list[Finding] = []
     name, base, head = change.export_name, change.base, change.head
+    if base is head and head is not None and not (head.isolate_on_source
+                                                  or head.low_confidence):
+        return []  # one recommendation on both sides with nothing to report
+    out: list[Finding] = []
     latest = head or base
     where = {"file": change.config_path, "line": change.line, "export_name": name,
              "source_group": latest.source_group if latest else None,

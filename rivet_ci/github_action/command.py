@@ -29,6 +29,7 @@ from rivet_ci.adapters.github.comments import (
 )
 from rivet_ci.adapters.github.event import read_event
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
+from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.adapters.preflight.collect import collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.context import Context
@@ -256,8 +257,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             write_step_outputs(outputs)
 
         # 2. The comment (short enough for GitHub) and the full report (for the step summary).
+        cache, refused = open_cache(settings.cache_path, repo,
+                                    owner.adopt if owner is not None else None)
+        if refused:
+            ctx.stdout.write(f"::warning title=rivet-ci cache::{escape_data(refused)}\n")
         report = review_pull_request(
-            Sides(repo, base_sha, head_sha, settings.configs, waivers_file=settings.waivers),
+            Sides(repo, base_sha, head_sha, settings.configs, waivers_file=settings.waivers,
+                  cache=cache),
             FactsSource(facts, origin, facts_problems, environ=allowed,
                         collect=collect if settings.live else None,
                         add_history=history if state_url and not settings.live else None,
@@ -303,6 +309,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                      f"plan: {outputs['plan-path']}\n")
     for path in pr.skipped_facts:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
+    if cache is not None:
+        ctx.stdout.write(f"rivet-ci: plan cache {settings.for_output(cache.directory)}: "
+                         f"{cache.stats.summary()}\n")
     if errors:
         ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
                          + "".join(f"  {p.render()}\n" for p in errors))

@@ -61,6 +61,7 @@ _INPUTS: dict[str, str] = {
     "waivers": "waivers",
     "waiver_in_pr": "waiver-in-pr",
     "rivet_compatible_artifact": "rivet-compatible-artifact",
+    "cache_dir": "cache-dir",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -134,6 +135,8 @@ class ActionSettings(BaseModel):
     waiver_in_pr: Literal["block", "allow"] = "block"
     # Also write the head plan as rivet's own artifact (`plan --format rivet-json`) here.
     rivet_compatible_artifact: Path | None = None
+    # Folder of the plan cache (adapters/plan_cache.py), kept between runs by actions/cache.
+    cache_dir: Path | None = None
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str
@@ -251,6 +254,11 @@ class ActionSettings(BaseModel):
         if self.rivet_compatible_artifact is None:
             return None
         return self.workspace / self.rivet_compatible_artifact
+
+    @property
+    def cache_path(self) -> Path | None:
+        """The plan cache folder, relative to the workspace (or absolute); None: no cache."""
+        return None if self.cache_dir is None else self.workspace / self.cache_dir
 
     @property
     def template_path(self) -> Path | None:

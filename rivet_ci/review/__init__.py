@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.plan_cache import PlanCache
 from rivet_ci.core.comment_view import LinkFor, facts_description
 from rivet_ci.core.diff import Finding
 from rivet_ci.core.diff_document import pull_request_document
@@ -52,6 +53,10 @@ class Sides:
     globs: Sequence[str]
     worktree: bool = False
     waivers_file: str | None = DEFAULT_WAIVERS_FILE
+    # Plans stored by earlier runs, by git blob id (adapters/plan_cache.py); None: no cache.
+    cache: PlanCache | None = None
+    # False when no plan document is written: unaffected files are kept as plan summaries.
+    full_plans: bool = True
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,8 @@ def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
         sides.repo, base=sides.base, head=sides.head, globs=sides.globs, facts=facts.facts,
         origin=facts.origin, environ=facts.environ, facts_problems=facts.problems,
         collect=facts.collect, add_history=facts.add_history, worktree=sides.worktree,
-        source_environ=facts.source_environ, waivers_file=sides.waivers_file)
+        source_environ=facts.source_environ, waivers_file=sides.waivers_file,
+        cache=sides.cache, full_plans=sides.full_plans)
 
 
 def review_pull_request(

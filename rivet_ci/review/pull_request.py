@@ -2,8 +2,9 @@
 
 Both sides are planned in full (every config matching the globs, so the repo-wide source_group
 view sees exports in unchanged files too) against ONE facts source, from the merge base of base
-and head — the same three-dot comparison as GitHub's "Files changed" tab. A config whose blob is
-identical on both sides is parsed once.
+and head — the same three-dot comparison as GitHub's "Files changed" tab. Each blob is read once;
+a config whose blob is identical on both sides is loaded and planned once, and its plan shared
+(and, with a plan cache, not even loaded when an earlier run stored it).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from dataclasses import dataclass
 
 import yaml
 
-from rivet_ci.adapters.git import ChangedFile, GitError, GitRepo
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text
+from rivet_ci.adapters.git import ChangedFile, GitError, GitRepo, decode_text
+from rivet_ci.adapters.plan_cache import PlanCache, planning_fingerprint
+from rivet_ci.core.config_loader import LoadedConfig, load_config_text, placeholder_names
 from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import is_facts_document
 from rivet_ci.core.plan_format import ChangedFileJSON
+from rivet_ci.core.plan_reuse import facts_digest, plan_key, summary_plan
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.waivers import (
@@ -51,8 +54,8 @@ class PullRequestPlan:
     # the base branch's waivers file; problems with them are reported in the comment.
     waivers: tuple[Waiver, ...] = ()
     waiver_problems: tuple[Problem, ...] = ()
-    # The configs of both sides, as loaded (for the unused `--param` warning).
-    loaded: tuple[LoadedConfig, ...] = ()
+    # Every `${NAME}` the configs of both sides use (for the unused `--param` warning).
+    placeholders: frozenset[str] = frozenset()
 
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports considered on each side."""
@@ -210,6 +213,49 @@ def collect_for_both_sides(
     return facts
 
 
+@dataclass
+class _Unit:
+    """One (path, blob): loaded and planned once, shared by both sides when both have it."""
+
+    path: str
+    text: str
+    loaded: LoadedConfig | None = None
+    plan: ConfigPlan | None = None
+    export_lines: Mapping[str, int] | None = None
+    key: str | None = None  # its plan-cache key, when a cache is used
+
+
+@dataclass
+class _Side:
+    """One revision's configs in path order: a unit, or a config that could not be read."""
+
+    entries: list[_Unit | LoadedConfig]
+    waivers: WaiverSink
+
+
+def _side(files: Sequence[tuple[str, str]], texts: Mapping[str, str | None], where: str,
+          units: dict[tuple[str, str], _Unit], skipped: list[str] | None) -> _Side:
+    entries: list[_Unit | LoadedConfig] = []
+    for path, oid in files:
+        shown = shown_path(path)
+        text = texts[oid]
+        if shown != path:  # a file name that is not UTF-8: a finding, never a crash
+            entries.append(LoadedConfig(
+                path=shown, source=None, exports=(), export_lines={},
+                problems=(Problem(file=shown, message="the file name is not valid UTF-8; "
+                                                      "rename the file"),)))
+        elif text is None:
+            entries.append(LoadedConfig(
+                path=path, source=None, exports=(), export_lines={},
+                problems=(Problem(file=path, message=f"not valid UTF-8 at {where}"),)))
+        elif is_facts_document(text):
+            if skipped is not None:
+                skipped.append(path)
+        else:
+            entries.append(units.setdefault((path, oid), _Unit(path=path, text=text)))
+    return _Side(entries=entries, waivers=WaiverSink([], []))
+
+
 def plan_pull_request(
     repo: GitRepo, *, base: str, head: str, globs: Sequence[str], facts: FactsFile | None,
     origin: FactsOrigin, environ: Mapping[str, str], facts_problems: Sequence[Problem] = (),
@@ -217,6 +263,8 @@ def plan_pull_request(
     worktree: bool = False,
     source_environ: Mapping[str, str] | None = None,
     waivers_file: str | None = DEFAULT_WAIVERS_FILE,
+    cache: PlanCache | None = None,
+    full_plans: bool = True,
 ) -> PullRequestPlan:
     """Plan base and head against one facts source.
 
@@ -226,56 +274,117 @@ def plan_pull_request(
     `environ` fills `${...}` in the configs of both sides; `source_environ` (default: the same)
     fills the base revision's `source:` sections live preflight connects to — a pull-request
     run passes the full environment there and only the `env-allow` names as `environ`.
+
+    Each blob is read once (one `cat-file` for both sides) and each (path, blob) loaded and
+    planned once: a file the PR leaves alone has one plan, shared by both sides, which the diff
+    does not look inside (core/plan_reuse.py). With `cache` (facts from a file or none; not with
+    live facts or run history), a plan stored under the same key is reused and not loaded at
+    all; new plans are stored. Without `full_plans` (no plan document will be written), the
+    plans of files the change cannot affect are kept as summaries (`summary_plan`: what the
+    diff and the comment read), which is what keeps a large repository's memory small.
     """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
-    cache: dict[tuple[str, str], LoadedConfig] = {}
-    skipped: list[str] = []
-    base_inline, head_inline = WaiverSink([], []), WaiverSink([], [])
-    base_configs = load_revision(repo, fork_point, globs, environ, cache, waivers=base_inline)
+    base_files = repo.tree_blobs(fork_point, globs)
     if worktree:
+        on_disk = repo.worktree_blobs(globs)
+        head_files = [(path, oid) for path, oid, _ in on_disk]
+        contents = repo.read_blobs(oid for _, oid in base_files)
+        contents.update((oid, data) for _, oid, data in on_disk)
         changed = tuple(repo.changed_files_worktree(fork_point, globs))
-        head_configs = load_texts(repo.read_worktree_files(globs), "the working tree", environ,
-                                  cache, skipped, waivers=head_inline)
     else:
+        head_files = repo.tree_blobs(head_sha, globs)
+        contents = repo.read_blobs(oid for _, oid in (*base_files, *head_files))
         changed = tuple(repo.changed_files(fork_point, head_sha, globs))
-        head_configs = load_revision(repo, head_sha, globs, environ, cache, skipped=skipped,
-                                     waivers=head_inline)
+    texts = {oid: decode_text(data) for oid, data in contents.items()}
+    del contents
+    units: dict[tuple[str, str], _Unit] = {}
+    skipped: list[str] = []
+    base_side = _side(base_files, texts, fork_point[:12], units, None)
+    head_side = _side(head_files, texts, "the working tree" if worktree else head_sha[:12],
+                      units, skipped)
+    del texts
+    # Files both sides have unchanged (same path, same blob, not renamed): the change cannot
+    # affect them; without full plans they are kept as summaries.
+    renames = {shown_path(c.old_path): shown_path(c.path) for c in changed
+               if c.status == "renamed" and c.old_path}
+    renamed = set(renames) | set(renames.values())
+    in_base = {id(e) for e in base_side.entries}
+    summarized = set() if full_plans else {
+        id(e) for e in head_side.entries
+        if isinstance(e, _Unit) and id(e) in in_base and e.path not in renamed}
+    if cache is not None and (collect is not None or add_history is not None):
+        cache.stats.unused = "the facts are collected for this run"
+        cache = None  # facts made for this run: nothing to reuse
+    if cache is not None:
+        fingerprint, digest = planning_fingerprint(), facts_digest(facts)
+        for (path, oid), unit in units.items():
+            unit.key = plan_key(fingerprint=fingerprint, path=path, blob=oid, text=unit.text,
+                                environ=environ, facts_digest=digest)
+            hit = cache.get(unit.key, summary=id(unit) in summarized)
+            if hit is not None:
+                unit.plan, unit.export_lines = hit.plan, hit.export_lines
+    for unit in units.values():
+        if unit.plan is None:
+            unit.loaded = load_config_text(unit.path, unit.text, environ)
+            unit.export_lines = unit.loaded.export_lines
+    for side in (base_side, head_side):
+        for entry in side.entries:
+            if isinstance(entry, _Unit) and "rivet-ci:" in entry.text:
+                assert entry.export_lines is not None
+                found, problems = inline_waivers(entry.path, entry.text, entry.export_lines)
+                side.waivers.waivers += found
+                side.waivers.problems += problems
+    base_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in base_side.entries]
+    head_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in head_side.entries]
     file_list, file_problems = base_waivers_file(
         repo, fork_point, None if worktree else head_sha, waivers_file,
         worktree_text=_read_worktree(repo, waivers_file) if worktree else None)
     if collect is not None:
+        base_configs = [c for c in base_loaded if c is not None]
         trusted_base = (base_configs if source_environ is None else
                         load_revision(repo, fork_point, globs, source_environ, {}))
-        facts = collect_for_both_sides(collect, trusted_base, head_configs)
+        facts = collect_for_both_sides(collect, trusted_base,
+                                       [c for c in head_loaded if c is not None])
         origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
     elif add_history is not None:
-        facts = add_history(facts, [*head_configs, *base_configs])
-    # A config identical on both sides is the same LoadedConfig object (see load_revision) and,
-    # against the same facts, has the same plan: plan it once.
-    planned: dict[int, ConfigPlan] = {}
+        facts = add_history(facts, [c for c in (*head_loaded, *base_loaded) if c is not None])
+    del base_loaded, head_loaded
+    for unit in units.values():
+        if unit.plan is None:
+            assert unit.loaded is not None
+            unit.plan = plan_config(unit.loaded, facts)
+            if cache is not None and unit.key is not None:
+                cache.put(unit.key, unit.plan, dict(unit.export_lines or {}))
+            if id(unit) in summarized:
+                unit.plan = summary_plan(unit.plan)
+        unit.loaded = None  # planned: the loaded config is not needed any more
+    # Configs that could not be read are planned per side (the message names the side).
+    def plan_side(side: _Side) -> Plan:
+        plans = []
+        for entry in side.entries:
+            if isinstance(entry, _Unit):
+                assert entry.plan is not None
+                plans.append(entry.plan)
+            else:
+                plans.append(plan_config(entry, facts))
+        return Plan(configs=tuple(plans), facts=origin, problems=tuple(facts_problems))
 
-    def plan_side(configs: list[LoadedConfig]) -> Plan:
-        for loaded in configs:
-            if id(loaded) not in planned:
-                planned[id(loaded)] = plan_config(loaded, facts)
-        return Plan(configs=tuple(planned[id(c)] for c in configs), facts=origin,
-                    problems=tuple(facts_problems))
-
-    base_plan = plan_side(base_configs)
-    head_plan = plan_side(head_configs)
-    renames = {shown_path(c.old_path): shown_path(c.path) for c in changed
-               if c.status == "renamed" and c.old_path}
+    base_plan = plan_side(base_side)
+    head_plan = plan_side(head_side)
     diff = diff_plans(base_plan, head_plan, renames=renames)
-    if not head_configs:
+    if not head_plan.configs:
         diff = diff.model_copy(update={"findings": (
             no_configs_finding(repo, None if worktree else head_sha, globs), *diff.findings)})
+    placeholders = frozenset().union(*(
+        placeholder_names(u.text) for u in units.values() if "${" in u.text))
     return PullRequestPlan(
         base_sha=fork_point, head_sha=head_sha, changed=changed, base=base_plan,
         head=head_plan, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
-        waivers=(*mark_added_in_pr(head_inline.waivers, base_inline.waivers), *file_list),
-        waiver_problems=(*head_inline.problems, *file_problems),
-        loaded=(*base_configs, *head_configs),
+        waivers=(*mark_added_in_pr(head_side.waivers.waivers, base_side.waivers.waivers),
+                 *file_list),
+        waiver_problems=(*head_side.waivers.problems, *file_problems),
+        placeholders=placeholders,
     )
 
 
