@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rivet_ci.core.patterns import mask_url_userinfo
+from rivet_ci.core.patterns import COMMIT_SHA, mask_url_userinfo
 from rivet_ci.errors import UsageError
 
 ChangeStatus = Literal["added", "modified", "removed", "renamed"]
@@ -495,7 +495,7 @@ class GitRepo:
         if not unique:
             return {}
         for oid in unique:  # ids come from ls-tree; anything else would be a bug
-            if not _OID.fullmatch(oid):
+            if not COMMIT_SHA.fullmatch(oid):  # the same shape as any object id
                 raise GitError(f"not a blob id: {oid!r}")
         out = self._run("cat-file", "--batch", stdin="\n".join(unique).encode() + b"\n").stdout
         contents: dict[str, bytes] = {}
@@ -583,9 +583,6 @@ class GitRepo:
                     (_decode_path(p) for p in untracked.split(b"\0") if p)
                     if _matches(regex, path)]
         return sorted(changes, key=lambda c: (c.path, c.old_path or ""))
-
-
-_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def blob_id(data: bytes) -> str:
