@@ -6,7 +6,7 @@ is built per file; scores do not depend on the source group's other members). So
 
 * a file whose content (git blob id) is the same at base and head, at the same path, has ONE
   plan, shared by both sides: the change cannot affect it, and `core.diff.diff_plans` compares
-  nothing inside it (:func:`affected_paths`);
+  nothing inside it (:func:`shared_plans`);
 * the only cross-file view, the repo-wide `source_group` warnings (`core.diff`), is recomputed
   from the per-file plans, so a change moving exports between groups or files comes out exactly
   as a full plan;
@@ -62,14 +62,6 @@ def shared_plans(base: Iterable[ConfigPlan], head: Iterable[ConfigPlan],
     touched = set(renames) | set(renames.values())
     return frozenset(c.path for c in head
                      if before.get(c.path) is c and c.path not in touched)
-
-
-def affected_paths(base: Iterable[ConfigPlan], head: Iterable[ConfigPlan],
-                   renames: Mapping[str, str]) -> frozenset[str]:
-    """Config paths (either side) the change can affect: every path not shared unchanged."""
-    base, head = tuple(base), tuple(head)
-    shared = shared_plans(base, head, renames)
-    return frozenset(c.path for c in (*base, *head) if c.path not in shared)
 
 
 def summary_plan(plan: ConfigPlan) -> ConfigPlan:
