@@ -8,12 +8,12 @@ import pytest
 
 from rivet_ci.adapters.preflight.safety import (
     Dialect,
-    Redactor,
     UnsafeQueryError,
     check_column_name,
     parse_table_name,
     vet_query,
 )
+from rivet_ci.output.redaction import Redactor
 
 DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql", "sqlite")
 

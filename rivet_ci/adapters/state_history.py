@@ -41,10 +41,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import error_text
-from rivet_ci.adapters.preflight.safety import Redactor
 from rivet_ci.core.facts import MeasuredRun
 from rivet_ci.core.history import HISTORY_SAMPLE, RunRecord
 from rivet_ci.core.limits import I64_MAX, as_int
+from rivet_ci.output.redaction import Redactor
 
 STATE_URL_ENV = "RIVET_STATE_URL"
 STATE_FILE = ".rivet_state.db"

@@ -27,7 +27,7 @@ from rivet_ci.adapters.github.comments import (
     find_own_comment,
     upsert_comment,
 )
-from rivet_ci.adapters.github.event import read_event
+from rivet_ci.adapters.github.event import PullRequestEvent, read_event
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.adapters.preflight.collect import collect_facts
@@ -78,26 +78,12 @@ def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[
                                                                                  str]:
     """(PR number, base, head) from the event, with `base-ref` overriding the base.
 
-    A payload without the fields a pull request event has is a setup error naming them.
+    A payload without the fields a pull request event has is a setup error naming them
+    (`PullRequestEvent`).
     """
-    pr = event.get("pull_request")
+    pr = PullRequestEvent.of(event, shown=f"{settings.event_path}")
     if pr is not None:
-        number = pr.get("number") if isinstance(pr, dict) else None
-        base = pr.get("base") if isinstance(pr, dict) else None
-        head = pr.get("head") if isinstance(pr, dict) else None
-        base_sha = base.get("sha") if isinstance(base, dict) else None
-        head_sha = head.get("sha") if isinstance(head, dict) else None
-        missing = [name for name, value in (("pull_request.number", number),
-                                            ("pull_request.base.sha", base_sha),
-                                            ("pull_request.head.sha", head_sha))
-                   if not isinstance(value, int if name.endswith("number") else str)
-                   or isinstance(value, bool) or value == ""]
-        if missing:
-            raise UsageError(f"malformed event payload {settings.event_path}: "
-                             f"{', '.join(missing)} missing or of the wrong type")
-        assert isinstance(number, int) and isinstance(base_sha, str)
-        assert isinstance(head_sha, str)
-        return number, settings.base_ref or base_sha, head_sha
+        return pr.number, settings.base_ref or pr.base_sha, pr.head_sha
     if settings.base_ref is None:
         raise UsageError(f"event {settings.event_name!r} is not a pull request: set the "
                          f"`base-ref` input to compare against a branch or commit")

@@ -70,7 +70,6 @@ from rivet_ci.adapters.preflight.base import (
 )
 from rivet_ci.adapters.preflight.safety import (
     Dialect,
-    Redactor,
     UnsafeQueryError,
     check_column_name,
     parse_table_name,
@@ -116,6 +115,7 @@ from rivet_ci.core.probe_rules import (
     probe_needs,
     range_skip,
 )
+from rivet_ci.output.redaction import Redactor
 
 __all__ = ["QUERY_RANGE_SKIPPED", "PreflightOptions", "ProgressCallback", "collect_facts"]
 

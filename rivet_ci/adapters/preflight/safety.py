@@ -12,7 +12,8 @@ from a config reaches the database unless it passed this module:
 * :func:`parse_table_name` / :func:`check_column_name` accept ``ident`` / ``schema.ident`` only;
   quoting is then SQLAlchemy's job.
 * A vetted query is never *run*: min/max only ever reads a base table a `table:` export names.
-* :class:`Redactor` masks passwords: the userinfo of any URL in a message, and every known
+* Passwords in driver messages are masked by the output boundary's one redactor
+  (`rivet_ci.output.redaction.Redactor`): the userinfo of any URL in a message, and every known
   secret verbatim (drivers sometimes echo parts of the DSN, or a table name equal to a password).
 
 Vetting is one layer; the others (read-only transactions, statement timeouts, EXPLAIN without
@@ -25,12 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-# One redactor for the whole program (rivet_ci.output.redaction), re-exported for the preflight
-# adapters.
-from rivet_ci.output.redaction import MASK, Redactor
-
-__all__ = ["MASK", "Dialect", "Redactor", "UnsafeQueryError", "VettedQuery", "check_column_name",
-           "parse_table_name", "vet_query"]
+__all__ = ["Dialect", "UnsafeQueryError", "VettedQuery", "check_column_name", "parse_table_name",
+           "vet_query"]
 
 Dialect = Literal["postgresql", "mysql", "sqlite"]
 

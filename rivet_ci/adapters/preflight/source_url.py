@@ -26,9 +26,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from rivet_ci.adapters.preflight.safety import Dialect, Redactor
+from rivet_ci.adapters.preflight.safety import Dialect
 from rivet_ci.core.config import SourceConfig
 from rivet_ci.core.patterns import PLACEHOLDER
+from rivet_ci.output.redaction import Redactor
 
 SOURCE_URL_ENV = "RIVET_CI_SOURCE_URL"
 _DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306}
