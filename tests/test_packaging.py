@@ -26,6 +26,18 @@ def test_wheel_contains_templates_and_typed_marker(tmp_path: Path) -> None:
     assert "rivet_ci/py.typed" in names
     assert not any(n.startswith("tests/") for n in names)
 
+    # Installed from the wheel (as in the image), the renderer finds the templates it ships.
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    found = subprocess.run(
+        [sys.executable, "-c", "from rivet_ci.output.render import builtin_template_dir as d; "
+                               "import rivet_ci; print(rivet_ci.__file__); print(d())"],
+        check=True, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+    ).stdout.splitlines()
+    assert Path(found[0]).resolve() == (site / "rivet_ci" / "__init__.py").resolve()
+    assert Path(found[1]) == (site / "rivet_ci" / "templates").resolve()
+
 
 def test_source_checkout_finds_the_top_level_templates() -> None:
     from rivet_ci.output.render import builtin_template_dir
