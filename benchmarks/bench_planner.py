@@ -7,7 +7,8 @@ in a temporary directory. Then times, best of 3:
 - load   — read and validate every config file (`load_config_file`)
 - facts  — read and validate the facts file (`load_facts_file`)
 - plan   — signals, scores and campaigns (`plan_configs`)
-- json   — the plan document and its text (`plan_document` + `dump_json`)
+- json   — the plan document's UTF-8 text, built and serialised export by export as
+           `rivet-ci plan --format json` writes it (`plan_document_chunks`)
 - l+p+j  — load + plan + json: the planning work the 1 s target is set on
 - all    — load + facts + plan + json: everything `rivet-ci plan --facts F --format json` does
 - C yaml — `yaml.load(text, Loader=yaml.CSafeLoader)` on the same config and facts texts (bare
@@ -38,7 +39,7 @@ import yaml
 from rivet_ci.adapters.files import load_config_file, load_facts_file
 from rivet_ci.cli.runtime import tune_gc
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.document import dump_json, plan_document
+from rivet_ci.core.document import plan_document_chunks
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.planner import FactsOrigin, plan_configs
 
@@ -214,8 +215,8 @@ def measure(count: int, per_file: int, runs: int) -> dict[str, Any]:
         t_facts_json, _ = best_of(runs, lambda: load_facts_text("facts.json", facts_json))
         origin = FactsOrigin(kind="file", path="facts.yaml")
         t_plan, plan = best_of(runs, lambda: plan_configs(configs, facts, origin, facts_problems))
-        t_json, text = best_of(runs, lambda: dump_json(
-            plan_document(plan, generated_at="2026-11-29T12:00:00Z", version="bench")))
+        t_json, json_bytes = best_of(runs, lambda: sum(len(chunk) for chunk in plan_document_chunks(
+            plan, generated_at="2026-11-29T12:00:00Z", version="bench")))
         texts = [p.read_text() for p in [*config_paths, facts_path]]
         t_c, _ = best_of(runs, lambda: [yaml.load(t, Loader=yaml.CSafeLoader) for t in texts])
         collecting = gc.isenabled()
@@ -237,7 +238,7 @@ def measure(count: int, per_file: int, runs: int) -> dict[str, Any]:
     return {"n": count, "files": len(config_paths), "load": t_load, "facts": t_facts,
             "plan": t_plan, "json": t_json, "work": work, "total": total, "c_yaml": t_c,
             "c_nogc": t_c_nogc, "ratio": total / t_c, "ratio_nogc": total / t_c_nogc,
-            "json_bytes": len(text), "facts_json": t_facts_json}
+            "json_bytes": json_bytes, "facts_json": t_facts_json}
 
 
 def main() -> int:

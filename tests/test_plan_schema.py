@@ -178,3 +178,26 @@ def test_a_foreign_json_is_refused_without_a_traceback(tmp_path: Path, text: str
     code, out, err = cli(["show", "plan.json"], cwd=tmp_path)
     assert code == 2 and out == ""
     assert err.startswith("rivet-ci: error: plan.json: ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["examples/pipelines", "--facts", "examples/facts.yaml"],
+    ["examples/pipelines", "--facts", "examples/facts.yaml", "--export", "events",
+     "--export", "no_such_export"],
+    ["examples/pipelines"],
+    ["tests/configs/accept", "tests/configs/reject", "tests/bad_configs"],
+])
+def test_plan_json_streamed_config_by_config_is_the_document_planned_whole(
+        tmp_path: Path, argv: list[str]) -> None:
+    """`plan --format json` plans, serialises and drops one config at a time (memory bounded
+    by a config); `--format pretty --output` writes the document of the whole plan held in
+    memory. Same bytes, same exit code, same problems on stderr."""
+    whole = tmp_path / "whole.json"
+    streamed = tmp_path / "streamed.json"
+    code_whole, _, err_whole = cli(["plan", *argv, "--output", str(whole)])
+    code, out, err = cli(["plan", *argv, "--format", "json", "--output", str(streamed)])
+    assert code == code_whole, err
+    assert out == whole.read_text(encoding="utf-8") == streamed.read_text(encoding="utf-8")
+    problems = [line for line in err.splitlines() if line.startswith(("error:", "warning:"))]
+    assert problems == [line for line in err_whole.splitlines()
+                        if line.startswith(("error:", "warning:"))]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from rivet_ci import __version__
 from rivet_ci.adapters.files import (
@@ -26,12 +28,27 @@ from rivet_ci.commands.options import (
 )
 from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.document import dump_json, plan_document_chunks
+from rivet_ci.core.document import (
+    add_to_summary,
+    config_chunks,
+    document_chunks,
+    document_head,
+    dump_json,
+    empty_summary,
+    plan_document_chunks,
+)
 from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
+from rivet_ci.core.planner import (
+    ConfigPlan,
+    FactsOrigin,
+    Plan,
+    chosen_exports,
+    plan_config,
+    plan_configs,
+)
 from rivet_ci.core.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
 from rivet_ci.core.problems import Problem
-from rivet_ci.core.rivet_artifact import rivet_document
+from rivet_ci.core.rivet_artifact import ResolvedPlanMemo, rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks, write_output
@@ -87,10 +104,9 @@ def facts_errors(problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.severity == "error"]
 
 
-def load_configs(paths: list[Path], ctx: Context, *,
-                 not_configs: tuple[Path | None, ...] = (),
-                 args: argparse.Namespace | None = None) -> list[LoadedConfig]:
-    """Load the configs named or found in directories; `not_configs` (the facts file, the
+def config_paths(paths: list[Path], ctx: Context, *,
+                 not_configs: tuple[Path | None, ...] = ()) -> list[Path]:
+    """The config files named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them."""
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
     skips = WalkSkips()
@@ -114,6 +130,15 @@ def load_configs(paths: list[Path], ctx: Context, *,
     expanded = [p for p in expanded if p not in facts_documents]
     if not expanded:
         raise UsageError("no config files found: pass YAML files or directories holding them")
+    return expanded
+
+
+def load_configs(paths: list[Path], ctx: Context, *,
+                 not_configs: tuple[Path | None, ...] = (),
+                 args: argparse.Namespace | None = None) -> list[LoadedConfig]:
+    """Load the configs named or found in directories; `not_configs` (the facts file, the
+    output) are skipped when a directory holds them."""
+    expanded = config_paths(paths, ctx, not_configs=not_configs)
     params = parse_params(getattr(args, "params", None))
     exists = path_checker(args, ctx.cwd) if args is not None else None
     configs = [load_config_file(p, root=ctx.cwd, environ=ctx.environ, params=params,
@@ -121,6 +146,13 @@ def load_configs(paths: list[Path], ctx: Context, *,
     if args is not None and args.command != "check":
         warn_unused_params(params, configs, ctx.stderr)
     return configs
+
+
+def unknown_exports(only: frozenset[str] | None, known: set[str]) -> list[Problem]:
+    """A problem for each `--export` name no config defines."""
+    return [Problem(file="<command line>", field="--export",
+                    message=f"no valid export named {name!r} in the given configs")
+            for name in sorted((only or frozenset()) - known)]
 
 
 def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> None:
@@ -142,9 +174,11 @@ def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> N
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     started = time.monotonic()
-    configs = load_configs(args.configs, ctx, not_configs=(args.facts, args.output), args=args)
     if args.live and args.facts:
         raise UsageError("give either --facts FILE or --live, not both")
+    if args.format == "json" and not args.live and not args.state_url:
+        return run_streamed(args, ctx, started)
+    configs = load_configs(args.configs, ctx, not_configs=(args.facts, args.output), args=args)
     if args.live:
         facts: FactsFile | None = collect_live(configs, args, ctx)
         problems: list[Problem] = []
@@ -158,19 +192,79 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 ctx.stderr.write(f"warning: {note}\n")
     only = frozenset(args.exports) if args.exports else None
     if only is not None:
-        known = {e.name for c in configs for e in c.exports}
-        problems += [Problem(file="<command line>", field="--export",
-                             message=f"no valid export named {name!r} in the given configs")
-                     for name in sorted(only - known)]
+        problems += unknown_exports(only, {e.name for c in configs for e in c.exports})
     plan = plan_configs(configs, facts, origin, problems, only_exports=only)
     write_document(plan, args.output, args.format, ctx)
+    return finish(ctx, plan, origin, started, exports=len(plan.exports))
+
+
+def finish(ctx: Context, plan: Plan, origin: FactsOrigin, started: float, *,
+           exports: int) -> int:
+    """The notes after the plan: no facts, the time taken, each problem once (stderr)."""
     if origin.kind == "none":
         ctx.stderr.write(f"rivet-ci: {NO_FACTS_NOTE}\n")
     elapsed = time.monotonic() - started
     if elapsed > 1.0 or ctx.interactive:
-        ctx.stderr.write(f"rivet-ci: planned {len(plan.exports)} export(s) from "
+        ctx.stderr.write(f"rivet-ci: planned {exports} export(s) from "
                          f"{len(plan.configs)} file(s) in {elapsed:.2f} s\n")
     for line in problem_lines(plan):  # each problem once, on stderr; the plan on stdout
         ctx.stderr.write(line + "\n")
     errors = [p for p in plan.all_problems if p.severity == "error"]
     return USAGE_ERROR if errors else OK
+
+
+def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
+    """`plan --format json` (with facts from a file, or none) in memory bounded by one config:
+    each config is loaded, planned and serialised in turn into a temporary spool, only its
+    counts and problems kept; then the document — whose summary comes before the configs — is
+    written from the spool. The same bytes as planning everything first (tested)."""
+    paths = config_paths(args.configs, ctx, not_configs=(args.facts, args.output))
+    facts, problems, origin = load_facts_arg(args.facts, ctx)
+    params = parse_params(args.params)
+    exists = path_checker(args, ctx.cwd)
+    only = frozenset(args.exports) if args.exports else None
+    generated_at = ctx.timestamp()
+    memo = ResolvedPlanMemo()
+    summary = empty_summary()
+    config_problems: list[Problem] = []
+    known: set[str] = set()
+    used: set[str] = set()
+    sizes: list[int] = []
+    with tempfile.TemporaryFile(prefix="rivet-ci-plan-") as spool:
+        for path in paths:
+            loaded = load_config_file(path, root=ctx.cwd, environ=ctx.environ, params=params,
+                                      path_exists=exists)
+            used |= loaded.placeholders
+            known.update(e.name for e in loaded.exports)
+            config: ConfigPlan | None = plan_config(loaded, facts)
+            if only is not None and config is not None:
+                config = chosen_exports(config, only)
+            if config is None:
+                continue
+            add_to_summary(summary, config)
+            config_problems.extend(config.problems)
+            size = 0
+            for piece in config_chunks(config, day=generated_at[:10], memo=memo):
+                size += spool.write(piece)
+            sizes.append(size)
+        warn_unused_params(params, frozenset(used), ctx.stderr)
+        problems += unknown_exports(only, known)
+        every = Plan(configs=(), facts=origin, problems=(*problems, *config_problems))
+        summary["errors"] = sum(1 for p in every.all_problems if p.severity == "error")
+        head = document_head(facts=origin, summary=summary, problems=every.all_problems,
+                             generated_at=generated_at, version=__version__)
+        spool.seek(0)
+        target = (None if args.output is None else
+                  args.output if args.output.is_absolute() else ctx.cwd / args.output)
+        write_chunks(target, document_chunks(head, (_spooled(spool, n) for n in sizes)),
+                     ctx.redact, root=ctx.cwd, stream=ctx.stdout)
+    return finish(ctx, every, origin, started, exports=summary["exports"])
+
+
+def _spooled(spool: IO[bytes], size: int, piece: int = 1 << 20) -> Iterator[bytes]:
+    while size > 0:
+        data = spool.read(min(piece, size))
+        if not data:
+            raise OSError(f"the plan's temporary spool ended {size} bytes early")
+        size -= len(data)
+        yield data

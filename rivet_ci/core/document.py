@@ -11,7 +11,7 @@ embedding it in every export would make large plans quadratic in size.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import orjson
@@ -107,7 +107,8 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
         history = {"runs": h.runs, "last_failed": h.last_failed,
                    "retries_per_run": round(h.retries_per_run, 4),
                    "mean_duration_ms": h.mean_duration_ms}
-    resolved = (resolved_plan(export.config, source, s, day=day, source_json=source_json)
+    resolved = (resolved_plan(export.config, source, s, day=day, source_json=source_json,
+                              memo=memo)
                 if s is not None and export.config is not None else None)
     return {
         "export_name": export.export_name, "config": export.config_path, "line": export.line,
@@ -147,15 +148,27 @@ def _config_parts(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> Co
     }
 
 
+def empty_summary() -> SummaryJSON:
+    return {"configs": 0, "exports": 0, "errors": 0, "low_confidence": 0,
+            "isolate_on_source": 0}
+
+
+def add_to_summary(summary: SummaryJSON, config: ConfigPlan) -> None:
+    """Count one config's exports into `summary` (`errors` is counted over all problems)."""
+    summary["configs"] += 1
+    summary["exports"] += len(config.exports)
+    summary["low_confidence"] += sum(1 for e in config.exports
+                                     if e.recommendation.low_confidence)
+    summary["isolate_on_source"] += sum(1 for e in config.exports
+                                        if e.recommendation.isolate_on_source)
+
+
 def plan_summary(plan: Plan) -> SummaryJSON:
-    exports = plan.exports
-    return {
-        "configs": len(plan.configs),
-        "exports": len(exports),
-        "errors": sum(1 for p in plan.all_problems if p.severity == "error"),
-        "low_confidence": sum(1 for e in exports if e.recommendation.low_confidence),
-        "isolate_on_source": sum(1 for e in exports if e.recommendation.isolate_on_source),
-    }
+    summary = empty_summary()
+    for config in plan.configs:
+        add_to_summary(summary, config)
+    summary["errors"] = sum(1 for p in plan.all_problems if p.severity == "error")
+    return summary
 
 
 def plan_document(plan: Plan, *, generated_at: str, version: str) -> PlanDocumentJSON:
@@ -168,17 +181,26 @@ def plan_document(plan: Plan, *, generated_at: str, version: str) -> PlanDocumen
 
 
 def _document_head(plan: Plan, *, generated_at: str, version: str) -> PlanDocumentJSON:
+    return document_head(facts=plan.facts, summary=plan_summary(plan),
+                         problems=plan.all_problems, generated_at=generated_at,
+                         version=version)
+
+
+def document_head(*, facts: FactsOrigin, summary: SummaryJSON, problems: Sequence[Problem],
+                  generated_at: str, version: str) -> PlanDocumentJSON:
+    """The document without its configs (`configs` is `[]`): what is known once every config
+    has been planned, whether or not the plans themselves are still held."""
     return {
         "format": PLAN_FORMAT,
         "generator": {"name": "rivet-ci", "version": version},
         "generated_at": generated_at,
         "facts": {
-            "origin": plan.facts.kind, "path": plan.facts.path,
-            "captured_at": plan.facts.captured_at.isoformat() if plan.facts.captured_at else None,
+            "origin": facts.kind, "path": facts.path,
+            "captured_at": facts.captured_at.isoformat() if facts.captured_at else None,
         },
-        "summary": plan_summary(plan),
+        "summary": summary,
         "configs": [],
-        "problems": [problem_json(p) for p in plan.all_problems],
+        "problems": [problem_json(p) for p in problems],
     }
 
 
@@ -191,8 +213,22 @@ def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
     memo = ResolvedPlanMemo()
     day = generated_at[:10]
     head = _document_head(plan, generated_at=generated_at, version=version)
+    return document_chunks(head, (config_chunks(c, day=day, memo=memo) for c in plan.configs),
+                           extra=extra)
+
+
+def config_chunks(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> Iterator[bytes]:
+    """One entry of `configs`, serialised as it appears in the document (indented for its
+    place), export by export."""
+    return _emit(_streamed_config(config, day=day, memo=memo), 2)
+
+
+def document_chunks(head: PlanDocumentJSON, configs: Iterable[Iterable[bytes]], *,
+                    extra: Mapping[str, Any] | None = None) -> Iterator[bytes]:
+    """The document text from its head and its configs already serialised by
+    `config_chunks` (e.g. spooled while each config was planned), in line-ending chunks."""
     streamed = _Object(head)
-    streamed["configs"] = _Array(_streamed_config(c, day=day, memo=memo) for c in plan.configs)
+    streamed["configs"] = _Array(_Raw(c) for c in configs)
     for key, value in (extra or {}).items():
         streamed[key] = value
     return _lines(_emit(streamed, 0))
@@ -221,6 +257,13 @@ class _Array:
         self.items = items
 
 
+class _Raw:
+    """An item already serialised for its place (`config_chunks`)."""
+
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        self.pieces = pieces
+
+
 def _emit(value: Any, depth: int) -> Iterator[bytes]:
     """`orjson.dumps(value, OPT_INDENT_2)` as it would appear `depth` levels deep."""
     if isinstance(value, _Object):
@@ -245,7 +288,9 @@ def _emit(value: Any, depth: int) -> Iterator[bytes]:
         first = True
         for item in value.items:
             yield (b"[" if first else b",") + pad
-            if isinstance(item, _Object | _Array):
+            if isinstance(item, _Raw):
+                yield from item.pieces
+            elif isinstance(item, _Object | _Array):
                 yield from _emit(item, depth + 1)
             else:
                 yield _indented(item, depth + 1)

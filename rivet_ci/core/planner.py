@@ -159,7 +159,14 @@ def plan_configs(
     without a chosen export is left out."""
     plans = [plan_config(loaded, facts) for loaded in configs]
     if only_exports is not None:
-        plans = [c.model_copy(update={"exports": kept}) for c in plans
-                 if (kept := tuple(e for e in c.exports if e.export_name in only_exports))
-                 or c.problems]
+        plans = [c for c in (chosen_exports(p, only_exports) for p in plans) if c is not None]
     return Plan(configs=tuple(plans), facts=origin, problems=tuple(problems))
+
+
+def chosen_exports(plan: ConfigPlan, only_exports: frozenset[str]) -> ConfigPlan | None:
+    """`plan` with only the chosen exports (its campaign kept whole); None when it has no
+    chosen export and no problem."""
+    kept = tuple(e for e in plan.exports if e.export_name in only_exports)
+    if not kept and not plan.problems:
+        return None
+    return plan.model_copy(update={"exports": kept})
