@@ -201,3 +201,28 @@ def test_plan_json_streamed_config_by_config_is_the_document_planned_whole(
     problems = [line for line in err.splitlines() if line.startswith(("error:", "warning:"))]
     assert problems == [line for line in err_whole.splitlines()
                         if line.startswith(("error:", "warning:"))]
+
+
+def test_the_pull_request_document_streamed_is_the_same_bytes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from rivet_ci.core.diff import diff_plans
+    from rivet_ci.core.diff_document import (
+        pull_request_document,
+        pull_request_document_chunks,
+    )
+    from rivet_ci.core.policy import GatePolicy, evaluate_gate
+
+    head = example_plan()
+    base = head.model_copy(update={"configs": head.configs[:1]})  # the second file is new
+    diff = diff_plans(base, head)
+    gate = evaluate_gate(diff, GatePolicy())
+    assert diff.changed_exports
+    kwargs: dict[str, Any] = {
+        "base_sha": "a" * 40, "head_sha": "b" * 40, "generated_at": "2026-11-29T12:00:00Z",
+        "version": "t", "changed_files": [{"status": "added", "path": "p.yaml", "old_path": None}]}
+    whole = dump_json(pull_request_document(base, head, diff, gate, **kwargs))
+    monkeypatch.setattr(document_module, "CHUNK_BYTES", 512)
+    chunks = list(pull_request_document_chunks(base, head, diff, gate, **kwargs))
+    assert all(c.endswith(b"\n") for c in chunks) and len(chunks) > 10
+    assert b"".join(chunks).decode("utf-8") == whole
+    assert_matches_schema(json.loads(whole), "pull request document")

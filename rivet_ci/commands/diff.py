@@ -15,7 +15,7 @@ from rivet_ci.core.policy import PolicyError, parse_policy
 from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
-from rivet_ci.output.sink import write_output
+from rivet_ci.output.sink import write_chunks
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import linker_from_environ, local_hint
 from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
@@ -97,11 +97,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                              f"{cache.stats.summary()}\n")
         warn_unused_params(params, report.pr.placeholders, ctx.stderr)
         if args.format == "json" or args.output:
-            text = report.document_text()
-            if args.output:
-                write_output(ctx.cwd / args.output, text, ctx.redact, root=ctx.cwd)
-            if args.format == "json":
-                ctx.stdout.write(text)
+            # Streamed export by export, each chunk redacted once, to the file and/or stdout.
+            write_chunks(ctx.cwd / args.output if args.output else None,
+                         report.document_chunks(), ctx.redact, root=ctx.cwd,
+                         stream=ctx.stdout if args.format == "json" else None)
 
     report = review_pull_request(
         Sides(repo, args.base, args.head or "HEAD", globs, worktree=worktree,

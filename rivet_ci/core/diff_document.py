@@ -6,11 +6,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rivet_ci.core.diff import PlanDiff
-from rivet_ci.core.document import config_json, plan_document, problem_json
-from rivet_ci.core.plan_format import ChangedFileJSON, DiffJSON, PlanDocumentJSON
+from rivet_ci.core.document import (
+    config_json,
+    plan_document,
+    plan_document_chunks,
+    problem_json,
+    streamed_configs,
+    streamed_object,
+)
+from rivet_ci.core.plan_format import ChangedFileJSON, DiffJSON, PlanDocumentJSON, PullRequestJSON
 from rivet_ci.core.planner import Plan
 from rivet_ci.core.policy import GateResult
 
@@ -52,3 +59,18 @@ def pull_request_document(
                         "problems": [problem_json(p) for p in base.all_problems]}
     document["diff"] = diff_json(diff, gate)
     return document
+
+
+def pull_request_document_chunks(
+    base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
+    changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+) -> Iterator[bytes]:
+    """The text of `pull_request_document` in line-ending chunks, both plans' exports built,
+    serialised and dropped one at a time (the same bytes)."""
+    pull_request: PullRequestJSON = {"base_sha": base_sha, "head_sha": head_sha,
+                                     "changed_files": list(changed_files)}
+    base_part = streamed_object({
+        "configs": streamed_configs(base.configs, day=generated_at[:10]),
+        "problems": [problem_json(p) for p in base.all_problems]})
+    return plan_document_chunks(head, generated_at=generated_at, version=version, extra={
+        "pull_request": pull_request, "base": base_part, "diff": diff_json(diff, gate)})

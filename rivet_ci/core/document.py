@@ -234,6 +234,18 @@ def document_chunks(head: PlanDocumentJSON, configs: Iterable[Iterable[bytes]], 
     return _lines(_emit(streamed, 0))
 
 
+def streamed_configs(configs: Iterable[ConfigPlan], *, day: str) -> Any:
+    """A `configs` array for `plan_document_chunks`' `extra` (the base plan of a pull request),
+    written config by config, export by export."""
+    memo = ResolvedPlanMemo()
+    return _Array(_streamed_config(c, day=day, memo=memo) for c in configs)
+
+
+def streamed_object(value: Mapping[str, Any]) -> Any:
+    """An object for `plan_document_chunks`' `extra` holding a streamed value."""
+    return _Object(value)
+
+
 def _streamed_config(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> _Object:
     parts = _Object(_config_parts(config, day=day, memo=memo))
     parts["exports"] = _Array(parts["exports"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.github_action.trust import TrustedFiles
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
-from rivet_ci.output.sink import check_parents, write_output
+from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import blob_linker
 from rivet_ci.review.pull_request import PullRequestPlan
@@ -178,12 +178,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             raise FileNotFoundError(2, "not on the base revision")
         return data.decode("utf-8")
 
-    def write(path: Path, text: str, *, append: bool = False, root: Path | None = None) -> None:
-        # Through the output boundary: redacted, never through a symlink.
+    def write(path: Path, text: str | Iterator[bytes], *, append: bool = False,
+              root: Path | None = None) -> None:
+        # Through the output boundary: redacted, never through a symlink. A document given
+        # as chunks (`Report.document_chunks`) is written chunk by chunk.
         existed = path.exists()
         check_parents(path, root)
         make_parents(path, owner)
-        write_output(path, text, redact, root=root, append=append)
+        if isinstance(text, str):
+            write_output(path, text, redact, root=root, append=append)
+        else:
+            write_chunks(path, text, redact, root=root)
         if not existed:
             adopt(path, owner)
 
@@ -222,7 +227,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             # 1. The artifact first: it must survive anything that fails later; then the
             #    outputs.
             pr, gate = report.pr, report.gate
-            write(settings.output_path, report.document_text(), root=settings.workspace)
+            write(settings.output_path, report.document_chunks(), root=settings.workspace)
             if rivet_path is not None:
                 write(rivet_path, dump_json(rivet_document(pr.head.configs,
                                                            created_at=ctx.now())),

@@ -15,7 +15,7 @@ writes `plan.json` (and its step outputs) even when a user template fails later.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +25,7 @@ from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.plan_cache import PlanCache
 from rivet_ci.core.comment_view import LinkFor, facts_description
 from rivet_ci.core.diff import Finding
-from rivet_ci.core.diff_document import pull_request_document
+from rivet_ci.core.diff_document import pull_request_document, pull_request_document_chunks
 from rivet_ci.core.document import dump_json
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.plan_format import PlanDocumentJSON
@@ -116,6 +116,15 @@ class Report:
 
     def document_text(self) -> str:
         return dump_json(self.document())
+
+    def document_chunks(self) -> Iterator[bytes]:
+        """`document_text` as UTF-8 chunks ending with line breaks, built export by export
+        (what `output.sink.write_chunks` writes)."""
+        pr = self.pr
+        return pull_request_document_chunks(
+            pr.base, pr.head, pr.diff, self.gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+            changed_files=pr.changed_files_json, generated_at=self.timestamp,
+            version=__version__)
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
