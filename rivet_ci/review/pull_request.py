@@ -324,10 +324,25 @@ def plan_pull_request(
             hit = cache.get(unit.key, summary=id(unit) in summarized)
             if hit is not None:
                 unit.plan, unit.export_lines = hit.plan, hit.export_lines
+
+    def plan_unit(unit: _Unit, facts: FactsFile | None) -> None:
+        assert unit.loaded is not None
+        unit.plan = plan_config(unit.loaded, facts)
+        if cache is not None and unit.key is not None:
+            cache.put(unit.key, unit.plan, dict(unit.export_lines or {}))
+        if id(unit) in summarized:
+            unit.plan = summary_plan(unit.plan)
+        unit.loaded = None  # planned: the loaded config is not needed any more
+
+    # With the facts known now, each file is loaded and planned in one go (only one file's
+    # loaded config is alive at a time); live facts and run history need every config first.
+    at_once = collect is None and add_history is None
     for unit in units.values():
         if unit.plan is None:
             unit.loaded = load_config_text(unit.path, unit.text, environ)
             unit.export_lines = unit.loaded.export_lines
+            if at_once:
+                plan_unit(unit, facts)
     for side in (base_side, head_side):
         for entry in side.entries:
             if isinstance(entry, _Unit) and "rivet-ci:" in entry.text:
@@ -352,13 +367,8 @@ def plan_pull_request(
     del base_loaded, head_loaded
     for unit in units.values():
         if unit.plan is None:
-            assert unit.loaded is not None
-            unit.plan = plan_config(unit.loaded, facts)
-            if cache is not None and unit.key is not None:
-                cache.put(unit.key, unit.plan, dict(unit.export_lines or {}))
-            if id(unit) in summarized:
-                unit.plan = summary_plan(unit.plan)
-        unit.loaded = None  # planned: the loaded config is not needed any more
+            plan_unit(unit, facts)
+
     # Configs that could not be read are planned per side (the message names the side).
     def plan_side(side: _Side) -> Plan:
         plans = []
