@@ -25,6 +25,9 @@ def test_wheel_contains_templates_and_typed_marker(tmp_path: Path) -> None:
         assert f"rivet_ci/templates/{template}" in names
     assert "rivet_ci/py.typed" in names
     assert not any(n.startswith("tests/") for n in names)
+    # The plan document's JSON Schema ships too, the same text as the source tree's.
+    shipped_schema = zipfile.ZipFile(wheel).read("rivet_ci/schemas/plan.schema.json")
+    assert shipped_schema == (ROOT / "schemas" / "plan.schema.json").read_bytes()
 
     # Installed from the wheel (as in the image), the renderer finds the templates it ships.
     site = tmp_path / "site"
