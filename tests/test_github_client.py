@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from support.fake_github import FakeGitHub
+from support.isolation import free_port
 
 from rivet_ci.adapters.github.comments import (
     ACTIONS_BOT_LOGIN,
@@ -375,9 +375,7 @@ def test_5xx_beyond_the_attempts_is_unavailable(gh: FakeGitHub, sleeps: list[flo
 
 
 def test_network_errors_are_retried_then_unavailable(sleeps: list[float]) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     client = GitHubClient(
         api_url=f"http://127.0.0.1:{port}", token=TOKEN, sleep=sleeps.append, max_attempts=3
     )

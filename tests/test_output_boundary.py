@@ -13,12 +13,12 @@ import io
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.isolation import free_port
 from support.pr import TEST_SECRETS, assert_no_secrets, secret_spellings
 
 from rivet_ci import cli
@@ -130,9 +130,7 @@ def test_stderr_logging_and_tracebacks_pass_the_sink(
 def test_a_whole_process_keeps_secrets_out_of_stdout_and_stderr(tmp_path: Path) -> None:
     # Live preflight against a closed loopback port: the driver's error and rivet-ci's warning
     # name the source URL, whose password comes from the environment.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     password = "Whole-Pr0cess@Secret&<x>"
     config = tmp_path / "orders.yaml"
     config.write_text("source:\n  type: postgres\n  url_env: SRC_URL\nexports:\n"
@@ -169,9 +167,7 @@ def test_writes_replace_a_symlink_instead_of_following_it(tmp_path: Path) -> Non
 def test_a_credential_substituted_into_a_source_url_is_never_echoed(tmp_path: Path) -> None:
     # `X` does not look secret by name, but its value became a connection password: from then
     # on it is masked everywhere, even where a config also put it into a planning field.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     (tmp_path / "a.yaml").write_text(
         "source:\n  type: postgres\n"
         f"  url: postgresql://etl:${{X}}@127.0.0.1:{port}/orders\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from support.db_seed import collect, collect_all, engine, reader_url, start_or_skip, write_config
+from support.isolation import free_port
 
 pytestmark = pytest.mark.postgres
 
@@ -56,12 +56,6 @@ def _wait_until_password_is_checked(url: sa.URL) -> None:
         time.sleep(0.1)
 
 
-def _unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 EXPORTS = [{"name": "a", "table": "t"}, {"name": "b", "query": "SELECT id FROM t"}]
 
 
@@ -99,7 +93,7 @@ def test_wrong_mariadb_password_is_a_fact(mysql_db: str, tmp_path: Path) -> None
         "sqlite-missing-file"])
 def test_unreachable_source_is_a_fact(url: str, tmp_path: Path) -> None:
     start = time.monotonic()
-    facts = collect(url.format(port=_unused_port()), tmp_path, EXPORTS, connect_timeout_s=2)
+    facts = collect(url.format(port=free_port()), tmp_path, EXPORTS, connect_timeout_s=2)
     _assert_all_failed(facts, "cannot connect to")
     assert time.monotonic() - start < 10
 
