@@ -350,8 +350,6 @@ def merged_tuning(export: ExportConfig, source: SourceConfig | None) -> dict[str
     return out
 
 
-_MODE_NAMES = {"full": "Full", "incremental": "Incremental", "chunked": "Chunked",
-               "time_window": "TimeWindow", "cdc": "Cdc"}
 _ENGINE_NAMES = {"postgres": "PostgreSQL", "mysql": "MySQL", "mssql": "SQL Server",
                  "mongo": "MongoDB"}
 
@@ -689,11 +687,6 @@ def mongo_findings(exports: list[tuple[int, ExportConfig]],
     if resume and source.mongo is not None and source.mongo.page_size is None:
         out.append(_f(("source", "mongo", "page_size"), "V-M3"))
     return out
-
-
-def mode_name(mode: str) -> str:
-    """rivet's name of a mode in its own messages (`TimeWindow`)."""
-    return _MODE_NAMES[mode]
 
 
 def rules_table() -> str:
