@@ -14,6 +14,8 @@ error (it depends on the environment, not on the file).
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import types
 import typing
@@ -66,6 +68,16 @@ class FieldSpec:
     key: str
     kind: Kind
     presence: Presence
+    # For the typing's fast path: the kind's name, whether null/empty leaves the key unset,
+    # and an enum's variants as a set.
+    name: str = field(init=False, repr=False, compare=False)
+    unset_by_null: bool = field(init=False, repr=False, compare=False)
+    variants: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.kind.name)
+        object.__setattr__(self, "unset_by_null", self.presence == "optional")
+        object.__setattr__(self, "variants", frozenset(self.kind.values))
 
 
 @dataclass
@@ -103,6 +115,7 @@ class TooDeepError(Exception):
 
 
 _FAIL = object()
+_SCALAR = yaml.ScalarNode
 
 
 def _kind_of(annotation: Any) -> tuple[Kind, bool]:
@@ -159,6 +172,15 @@ def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
 
 
 _SPEC_CACHE: dict[type[BaseModel], dict[str, FieldSpec]] = {}
+_REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _required(model: type[BaseModel]) -> tuple[str, ...]:
+    cached = _REQUIRED.get(model)
+    if cached is None:
+        cached = _REQUIRED[model] = tuple(
+            key for key, spec in specs(model).items() if spec.presence == "required")
+    return cached
 
 
 def specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
@@ -422,12 +444,20 @@ class Typer:
         out: dict[str, Any] = {}
         failed = False
         misplaced: list[tuple[str, int]] = []
-        pairs = self._pairs(node, loc, depth) if node is not None else []
-        if node is not None and len(pairs) != len(node.value):
-            failed = True
+        pairs: list[tuple[yaml.Node, yaml.Node]] = []
+        if node is not None:
+            pairs = node.value
+            try:  # nearly always: every key a known field, written once (nothing to report)
+                texts = {key_node.value for key_node, _ in pairs}
+            except TypeError:  # a mapping or list as a key
+                texts = None
+            if texts is None or len(texts) != len(pairs) or not fields.keys() >= texts:
+                pairs = [(k, v) for k, v, _ in self._pairs(node, loc, depth)]
+                failed = len(pairs) != len(node.value)
         walk = self.walk
         watch_unset = bool(walk.unset_names)
-        for key_node, value_node, _ in pairs:
+        visits = 0  # scalars typed on the fast path, added to walk.visits before any other call
+        for key_node, value_node in pairs:
             key = key_node.value
             spec = fields.get(key)
             if spec is None:
@@ -435,54 +465,74 @@ class Typer:
                 if model in (SourceConfig, ExportConfig) and key in TUNING_KEYS:
                     misplaced.append((key, key_line))
                 else:
+                    walk.visits += visits
+                    visits = 0
                     self._unknown(key, key_node, tuple(fields), (*loc, key), key_line)
                 failed = True
                 continue
-            if value_node.__class__ is yaml.ScalarNode:
+            if value_node.__class__ is _SCALAR:
                 # Fast path for the common scalars; anything unusual takes `value` below.
                 tag = value_node.tag
                 text = value_node.value
-                if tag is PLAIN and text in NULLS and spec.presence == "optional":
-                    continue  # unset, as if the key were not written
-                kind_name = spec.kind.name
-                if tag is QUOTED or tag is PLAIN:
-                    fast: Any = _FAIL
+                if tag is PLAIN:
+                    if text in NULLS and spec.unset_by_null:
+                        continue  # unset, as if the key were not written
+                    kind_name = spec.name
                     if kind_name == "str":
-                        if not (watch_unset and UNSET_PREFIX in text) and (
-                                tag is QUOTED or len(text) < 19):
-                            fast = text
+                        if len(text) < 19 and not (watch_unset and UNSET_PREFIX in text):
+                            visits += 1
+                            out[key] = text
+                            continue
                     elif kind_name == "enum":
-                        if text in spec.kind.values:
-                            fast = text
-                    elif tag is PLAIN:
-                        if kind_name == "bool":
-                            fast = BOOLS.get(text, _FAIL)
-                        elif kind_name == "uint" and text[:1].isdigit() and text.isdigit() and (
-                                text[0] != "0" or text == "0") and len(text) < 19:
-                            fast = int(text) if int(text) <= spec.kind.max else _FAIL
-                    if fast is not _FAIL:
-                        walk.visits += 1
-                        out[key] = fast
+                        if text in spec.variants:
+                            visits += 1
+                            out[key] = text
+                            continue
+                    elif kind_name == "bool":
+                        flag = BOOLS.get(text)
+                        if flag is not None:
+                            visits += 1
+                            out[key] = flag
+                            continue
+                    elif kind_name == "uint" and text.isdigit() and text.isascii() and (
+                            text[0] != "0" or text == "0") and len(text) < 19:
+                        number = int(text)
+                        if number <= spec.kind.max:
+                            visits += 1
+                            out[key] = number
+                            continue
+                elif tag is QUOTED:
+                    kind_name = spec.name
+                    if kind_name == "str":
+                        if not (watch_unset and UNSET_PREFIX in text):
+                            visits += 1
+                            out[key] = text
+                            continue
+                    elif kind_name == "enum" and text in spec.variants:
+                        visits += 1
+                        out[key] = text
                         continue
+            walk.visits += visits
+            visits = 0
             key_line = _line(key_node)
-            before = len(self.walk.issues)
+            before = len(walk.issues)
             value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
             if value is _FAIL:
                 # A connection field wrong only because its placeholder is unset matters only
                 # when connecting: the source is kept without it (live preflight reports it).
                 if not (model is SourceConfig and spec.presence != "required"
-                        and len(self.walk.issues) == before + 1
-                        and self.walk.issues[-1].rule == "R3-value"):
+                        and len(walk.issues) == before + 1
+                        and walk.issues[-1].rule == "R3-value"):
                     failed = True
                 continue
             out[key] = value
             if loc == () and key == "source":
-                self.walk.parts["source"] = value
+                walk.parts["source"] = value
+        walk.visits += visits
         if misplaced:
-            self.walk.misplaced[loc] = misplaced
-        for key, spec in fields.items():
-            if spec.presence == "required" and key not in out and not any(
-                    k.value == key for k, _, _ in pairs):
+            walk.misplaced[loc] = misplaced
+        for key in _required(model):
+            if key not in out and not any(k.value == key for k, _ in pairs):
                 self._issue((*loc, key), line if node is None else _line(node), "T-missing",
                             f"missing required key `{key}`" + _MISSING_HINTS.get(key, ""))
                 failed = True
@@ -519,10 +569,91 @@ def _one_of(values: tuple[str, ...]) -> str:
 def build_model(model: type[BaseModel], data: dict[str, Any], loc: Loc, line: int,
                 typer: Typer) -> Any:
     """The frozen model from already-typed data (the typing guarantees it validates)."""
-    try:
+    maker = _MAKERS.get(model)
+    if maker is None:
+        maker = _MAKERS[model] = _Maker.of(model)
+    if maker.fast:
+        return maker.make(data)
+    try:  # pragma: no cover - every config model takes the fast path (a test pins it)
         return model.model_validate(data)
     except Exception as exc:  # pragma: no cover - the typing above already refused it
         return typer._issue(loc, line, "T-type", f"invalid: {exc}")
+
+
+_MISSING = object()
+_set = object.__setattr__
+
+
+class _Maker:
+    """Builds a model instance from data the typing has already checked field by field.
+
+    This is what `model_validate` would return for that data (same field values, same
+    `model_fields_set`, defaults filled in declaration order, each default factory called), at
+    a fraction of its cost: the typing has done every check `model_validate` would repeat. An
+    omitted nested struct with a default (`meta_columns`) is one shared frozen instance. Models
+    with validators or post-init hooks are not built this way (`fast` is False)."""
+
+    __slots__ = ("aliases", "factories", "fast", "model", "template")
+
+    def __init__(self, model: type[BaseModel], template: dict[str, Any],
+                 factories: tuple[tuple[str, Callable[[], Any]], ...],
+                 aliases: dict[str, str], fast: bool) -> None:
+        self.model = model
+        self.template = template
+        self.factories = factories
+        self.aliases = aliases
+        self.fast = fast
+
+    @classmethod
+    def of(cls, model: type[BaseModel]) -> _Maker:
+        decorators = model.__pydantic_decorators__
+        fast = (model.__pydantic_post_init__ is None and not model.__private_attributes__
+                and not any((decorators.validators, decorators.field_validators,
+                             decorators.root_validators, decorators.model_validators)))
+        template: dict[str, Any] = {}
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        aliases: dict[str, str] = {}
+        for name, info in model.model_fields.items():
+            if info.alias is not None and info.alias != name:
+                aliases[info.alias] = name
+            template[name] = _MISSING
+            if info.default_factory is not None:
+                factory = info.default_factory
+                if isinstance(factory, type) and issubclass(factory, BaseModel):
+                    # An empty struct: frozen, so one instance serves every model that omits it.
+                    sub = _Maker.of(factory)
+                    fast = fast and sub.fast
+                    template[name] = sub.make({})
+                else:
+                    factories.append((name, factory))  # type: ignore[arg-type]
+            elif not info.is_required():
+                default = info.default
+                try:
+                    hash(default)
+                except TypeError:  # pydantic copies unhashable defaults per instance
+                    factories.append((name, functools.partial(copy.deepcopy, default)))
+                else:
+                    template[name] = default
+        return cls(model, template, tuple(factories), aliases, fast)
+
+    def make(self, data: dict[str, Any]) -> Any:
+        if self.aliases:
+            data = {self.aliases.get(key, key): value for key, value in data.items()}
+        values = self.template.copy()
+        for name, factory in self.factories:
+            if name not in data:
+                values[name] = factory()
+        values.update(data)
+        model = self.model
+        instance = model.__new__(model)
+        _set(instance, "__dict__", values)
+        _set(instance, "__pydantic_fields_set__", set(data))
+        _set(instance, "__pydantic_extra__", None)
+        _set(instance, "__pydantic_private__", None)
+        return instance
+
+
+_MAKERS: dict[type[BaseModel], _Maker] = {}
 
 
 Reporter = Callable[[Issue], None]
