@@ -1,6 +1,6 @@
 """The config typing's fast paths give exactly what the slow, general paths give.
 
-- Models are built from typed data without `model_validate` (config_typing._Maker): every
+- Models are built from typed data without `model_validate` (`fast_model.construct`): every
   model built while loading the whole corpus equals `model_validate` of the same data, with the
   same fields set and the same field order.
 - A struct whose keys are all known and distinct skips the duplicate-key pass; the typing of
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rivet_ci.core import config_typing
+from rivet_ci.core import config_typing, fast_model
 from rivet_ci.core.config import STRUCTS
 from rivet_ci.core.config_loader import load_config_text
 
@@ -36,7 +36,7 @@ exports:
 
 def test_every_config_model_takes_the_fast_build() -> None:
     for model in STRUCTS:
-        assert config_typing._Maker.of(model).fast, model.__name__
+        assert fast_model.maker(model).fast, model.__name__
 
 
 def test_fast_build_equals_model_validate(monkeypatch: pytest.MonkeyPatch) -> None:

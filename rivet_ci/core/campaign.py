@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from rivet_ci.core.fast_model import replace
 from rivet_ci.core.recommendation import (
     HEAVY_COST,
     SHARED_SOURCE_MESSAGE,
@@ -85,10 +86,11 @@ def build_campaign(
         if len(heavy) >= 2:
             for member in heavy:
                 isolated[member.export_name] = group
+    reasons = {group: isolation_reason(group) for group in set(isolated.values())}
     updated = [
-        rec.model_copy(update={
+        replace(rec, {
             "isolate_on_source": True,
-            "reasons": (*rec.reasons, isolation_reason(isolated[rec.export_name])),
+            "reasons": (*rec.reasons, reasons[isolated[rec.export_name]]),
         }) if rec.export_name in isolated else rec
         for rec in recommendations
     ]

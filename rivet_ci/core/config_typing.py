@@ -14,8 +14,6 @@ error (it depends on the environment, not on the file).
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 import types
 import typing
@@ -28,6 +26,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from rivet_ci.core.config import TUNING_KEYS, ExportConfig, SourceConfig
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.patterns import did_you_mean
 from rivet_ci.core.rivet_yaml import (
     BOOLS,
@@ -568,92 +567,9 @@ def _one_of(values: tuple[str, ...]) -> str:
 
 def build_model(model: type[BaseModel], data: dict[str, Any], loc: Loc, line: int,
                 typer: Typer) -> Any:
-    """The frozen model from already-typed data (the typing guarantees it validates)."""
-    maker = _MAKERS.get(model)
-    if maker is None:
-        maker = _MAKERS[model] = _Maker.of(model)
-    if maker.fast:
-        return maker.make(data)
-    try:  # pragma: no cover - every config model takes the fast path (a test pins it)
-        return model.model_validate(data)
-    except Exception as exc:  # pragma: no cover - the typing above already refused it
-        return typer._issue(loc, line, "T-type", f"invalid: {exc}")
-
-
-_MISSING = object()
-_set = object.__setattr__
-
-
-class _Maker:
-    """Builds a model instance from data the typing has already checked field by field.
-
-    This is what `model_validate` would return for that data (same field values, same
-    `model_fields_set`, defaults filled in declaration order, each default factory called), at
-    a fraction of its cost: the typing has done every check `model_validate` would repeat. An
-    omitted nested struct with a default (`meta_columns`) is one shared frozen instance. Models
-    with validators or post-init hooks are not built this way (`fast` is False)."""
-
-    __slots__ = ("aliases", "factories", "fast", "model", "template")
-
-    def __init__(self, model: type[BaseModel], template: dict[str, Any],
-                 factories: tuple[tuple[str, Callable[[], Any]], ...],
-                 aliases: dict[str, str], fast: bool) -> None:
-        self.model = model
-        self.template = template
-        self.factories = factories
-        self.aliases = aliases
-        self.fast = fast
-
-    @classmethod
-    def of(cls, model: type[BaseModel]) -> _Maker:
-        decorators = model.__pydantic_decorators__
-        fast = (model.__pydantic_post_init__ is None and not model.__private_attributes__
-                and not any((decorators.validators, decorators.field_validators,
-                             decorators.root_validators, decorators.model_validators)))
-        template: dict[str, Any] = {}
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        aliases: dict[str, str] = {}
-        for name, info in model.model_fields.items():
-            if info.alias is not None and info.alias != name:
-                aliases[info.alias] = name
-            template[name] = _MISSING
-            if info.default_factory is not None:
-                factory = info.default_factory
-                if isinstance(factory, type) and issubclass(factory, BaseModel):
-                    # An empty struct: frozen, so one instance serves every model that omits it.
-                    sub = _Maker.of(factory)
-                    fast = fast and sub.fast
-                    template[name] = sub.make({})
-                else:
-                    factories.append((name, factory))  # type: ignore[arg-type]
-            elif not info.is_required():
-                default = info.default
-                try:
-                    hash(default)
-                except TypeError:  # pydantic copies unhashable defaults per instance
-                    factories.append((name, functools.partial(copy.deepcopy, default)))
-                else:
-                    template[name] = default
-        return cls(model, template, tuple(factories), aliases, fast)
-
-    def make(self, data: dict[str, Any]) -> Any:
-        if self.aliases:
-            data = {self.aliases.get(key, key): value for key, value in data.items()}
-        values = self.template.copy()
-        for name, factory in self.factories:
-            if name not in data:
-                values[name] = factory()
-        values.update(data)
-        model = self.model
-        instance = model.__new__(model)
-        _set(instance, "__dict__", values)
-        _set(instance, "__pydantic_fields_set__", set(data))
-        _set(instance, "__pydantic_extra__", None)
-        _set(instance, "__pydantic_private__", None)
-        return instance
-
-
-_MAKERS: dict[type[BaseModel], _Maker] = {}
+    """The frozen model from already-typed data: the typing has checked every field as the
+    model would (`rivet_ci.core.fast_model`; a test compares it with `model_validate`)."""
+    return construct(model, data)
 
 
 Reporter = Callable[[Issue], None]

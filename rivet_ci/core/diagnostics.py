@@ -7,6 +7,7 @@ are module constants: `docs/scoring-rules.md` quotes them and a test checks that
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -409,6 +410,7 @@ def final_warnings(preflight: Sequence[str], validate: Sequence[str], *, verdict
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # the same few warning texts recur across exports
 def is_sparse_warning(warning: str) -> bool:
     """§5.9: any entry whose lower-cased text contains both `sparse` and `range`."""
     lowered = warning.lower()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.limits import I64_MAX
 
 HISTORY_SAMPLE = 20
@@ -47,9 +48,9 @@ def summarize_history(newest_first: Sequence[RunRecord]) -> HistorySummary | Non
     if not sample:
         return None
     durations = [r.duration_ms for r in sample if r.duration_ms is not None]
-    return HistorySummary(
-        runs=len(sample),
-        last_failed=sample[0].status.lower() in FAILED,
-        retries_per_run=sum(r.retries or 0 for r in sample) / len(sample),
-        mean_duration_ms=sum(durations) // len(durations) if durations else None,
-    )
+    return construct(HistorySummary, {
+        "runs": len(sample),
+        "last_failed": sample[0].status.lower() in FAILED,
+        "retries_per_run": sum(r.retries or 0 for r in sample) / len(sample),
+        "mean_duration_ms": sum(durations) // len(durations) if durations else None,
+    })

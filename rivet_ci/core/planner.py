@@ -16,6 +16,7 @@ from rivet_ci.core.campaign import build_campaign
 from rivet_ci.core.config import ExportConfig, SourceConfig, Strategy
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ExportFacts, FactsFile
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.history import HistorySummary, summarize_history
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
@@ -123,13 +124,13 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         # The campaign may flag isolation, so exports are built from its recommendations.
         recommendations, campaign = build_campaign(recommendations)
     exports = tuple(
-        PlannedExport(
-            config_path=loaded.path, line=loaded.export_lines.get(export.name),
-            export_name=export.name, mode=export.mode, strategy=signals.strategy,
-            signals=signals, history=history, recommendation=rec,
-            preflight_error=_preflight_error(entry, facts),
-            notes=(*signals.notes, *(entry.notes if entry else ())), config=export,
-        )
+        construct(PlannedExport, {
+            "config_path": loaded.path, "line": loaded.export_lines.get(export.name),
+            "export_name": export.name, "mode": export.mode, "strategy": signals.strategy,
+            "signals": signals, "history": history, "recommendation": rec,
+            "preflight_error": _preflight_error(entry, facts),
+            "notes": (*signals.notes, *(entry.notes if entry else ())), "config": export,
+        })
         for export, (signals, history, entry), rec
         in zip(planned, derived, recommendations, strict=True)
     )

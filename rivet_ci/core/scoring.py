@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.history import HistorySummary
 from rivet_ci.core.recommendation import (
     SHARED_SOURCE_MESSAGE,
@@ -38,8 +39,14 @@ class ScoreRule(NamedTuple):
     def applied(self, **values: object) -> Contribution:
         if self.kind is None or self.message is None:
             return Contribution(self.delta)
-        return Contribution(self.delta, Reason(kind=self.kind,
-                                               message=self.message.format(**values)))
+        if not values:  # a fixed message: one frozen Reason serves every export
+            static = _STATIC.get(self)
+            if static is None:
+                static = _STATIC[self] = Contribution(self.delta, construct(
+                    Reason, {"kind": self.kind, "message": self.message.format()}))
+            return static
+        return Contribution(self.delta, construct(
+            Reason, {"kind": self.kind, "message": self.message.format(**values)}))
 
 
 class Contribution(NamedTuple):
@@ -47,6 +54,9 @@ class Contribution(NamedTuple):
 
     delta: int
     reason: Reason | None = None
+
+
+_STATIC: dict[ScoreRule, Contribution] = {}
 
 
 Rule = Callable[[Signals], Contribution | None]
@@ -246,9 +256,9 @@ def recommend_export(
             reasons.append(contribution.reason)
     score += max(history_total, -HISTORY_PENALTY_CAP)
     score = min(max(score, 0), 100)
-    return ExportRecommendation(
-        export_name=export_name, source_group=source_group, priority_score=score,
-        priority_class=priority_class(score), cost_class=cost_class(signals),
-        risk_class=risk_class(signals), recommended_wave=recommended_wave(score),
-        reasons=tuple(reasons),
-    )
+    return construct(ExportRecommendation, {
+        "export_name": export_name, "source_group": source_group, "priority_score": score,
+        "priority_class": priority_class(score), "cost_class": cost_class(signals),
+        "risk_class": risk_class(signals), "recommended_wave": recommended_wave(score),
+        "reasons": tuple(reasons),
+    })

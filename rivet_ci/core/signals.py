@@ -30,6 +30,7 @@ from rivet_ci.core.diagnostics import (
     validate_rejection,
 )
 from rivet_ci.core.facts import ExportFacts
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.resolve import (
     PlanRefusedError,
     ResolvedStrategy,
@@ -114,11 +115,11 @@ def derive_signals(
         rows = None
         if resolution.strategy == "chunked" and export.chunk_by_days is None:
             rows = detection.span
-        return Signals(
-            **common, row_estimate=rows, range_column=export.range_column,
-            verdict=PREFLIGHT_FAILED_VERDICT, warnings=warnings, preflight_failed=True,
-            sparse_range_risk=any(is_sparse_warning(w) for w in warnings),
-        )
+        return construct(Signals, {
+            **common, "row_estimate": rows, "range_column": export.range_column,
+            "verdict": PREFLIGHT_FAILED_VERDICT, "warnings": warnings, "preflight_failed": True,
+            "sparse_range_risk": any(is_sparse_warning(w) for w in warnings),
+        })
 
     range_column = export.range_column
     if (range_column is None and export.mode == "chunked" and export.chunk_by_key is None
@@ -167,17 +168,17 @@ def derive_signals(
         rows = chunked_row_estimate(span=detection.span, catalog=catalog, measured=measured,
                                     exact=bool(export.chunk_dense),
                                     days=export.chunk_by_days is not None)
-    return Signals(
-        **common, row_estimate=max(rows, 0) if rows is not None else None,
-        avg_row_bytes=width, uses_index=uses_index, range_column=range_column,
-        cursor_range_observed=observed,
-        cursor_quality=cursor_quality(export, uses_index=uses_index, observed=observed),
-        verdict=verdict, warnings=warnings,
-        sparse_range_risk=any(is_sparse_warning(w) for w in warnings),
-        preflight_estimate=catalog, estimate_label=label,
-        recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
-                                                parallel=export.parallel),
-    )
+    return construct(Signals, {
+        **common, "row_estimate": max(rows, 0) if rows is not None else None,
+        "avg_row_bytes": width, "uses_index": uses_index, "range_column": range_column,
+        "cursor_range_observed": observed,
+        "cursor_quality": cursor_quality(export, uses_index=uses_index, observed=observed),
+        "verdict": verdict, "warnings": warnings,
+        "sparse_range_risk": any(is_sparse_warning(w) for w in warnings),
+        "preflight_estimate": catalog, "estimate_label": label,
+        "recommended_profile": recommended_profile(uses_index=uses_index, rows=catalog,
+                                                   parallel=export.parallel),
+    })
 
 
 def cursor_quality(export: ExportConfig, *, uses_index: bool, observed: bool) -> CursorQuality:

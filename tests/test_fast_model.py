@@ -1,0 +1,92 @@
+"""`fast_model.construct` gives what `model_validate` gives, for every model the planner builds.
+
+The planner and the config typing build their frozen models without re-validation; here every
+such construction (over the examples, the config corpus and a generated plan input with every
+mode, cursor and chunking variant) is done both ways and compared field by field, including the
+Python type of each value (`3` vs `3.0`, tuple vs list would change the JSON document).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from rivet_ci.adapters.files import load_config_file, load_facts_file
+from rivet_ci.core import fast_model
+from rivet_ci.core.config_loader import load_config_text
+from rivet_ci.core.planner import FactsOrigin, plan_configs
+
+ROOT = Path(__file__).parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_planner  # noqa: E402  (the benchmark's input generator)
+
+
+def same(built: Any, expected: Any) -> None:
+    assert type(built) is type(expected)
+    if isinstance(expected, BaseModel):
+        assert built.model_fields_set == expected.model_fields_set
+        assert list(built.__dict__) == list(expected.__dict__)
+        for name, value in expected.__dict__.items():
+            same(built.__dict__[name], value)
+    elif isinstance(expected, (tuple, list)):
+        assert len(built) == len(expected)
+        for a, b in zip(built, expected, strict=True):
+            same(a, b)
+    elif isinstance(expected, dict):
+        assert list(built) == list(expected)
+        for key, value in expected.items():
+            same(built[key], value)
+    else:
+        assert built == expected
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    real = fast_model.Maker.make
+    counts: dict[str, int] = {}
+
+    def make(self: fast_model.Maker, data: dict[str, Any]) -> Any:
+        built = real(self, data)
+        same(built, self.model.model_validate(data))
+        counts[self.model.__name__] = counts.get(self.model.__name__, 0) + 1
+        return built
+
+    monkeypatch.setattr(fast_model.Maker, "make", make)
+    return counts
+
+
+def test_planner_models_equal_model_validate(checked: dict[str, int], tmp_path: Path) -> None:
+    configs, facts_path = bench_planner.generate(tmp_path, 240, 40)
+    loaded = [load_config_file(p, root=tmp_path, environ={}) for p in configs]
+    examples = sorted((ROOT / "examples" / "pipelines").glob("*.yaml"))
+    loaded += [load_config_file(p, root=ROOT, environ={}) for p in examples]
+    facts, problems = load_facts_file(facts_path, root=tmp_path)
+    plan = plan_configs(loaded, facts, FactsOrigin(kind="file", path="facts.yaml"), problems)
+    assert len(plan.exports) > 240
+    assert {"Signals", "Reason", "ExportRecommendation", "PlannedExport", "ExportConfig",
+            "DestinationConfig"} <= set(checked)
+
+
+def test_config_corpus_models_equal_model_validate(checked: dict[str, int]) -> None:
+    for path in sorted((ROOT / "tests" / "configs").glob("*/*.yaml")):
+        load_config_text(path.name, path.read_text(encoding="utf-8"), {})
+    assert checked["ExportConfig"] > 100
+
+
+def test_models_with_validators_are_refused() -> None:
+    from pydantic import field_validator
+
+    class Checked(BaseModel):
+        value: int
+
+        @field_validator("value")
+        @classmethod
+        def positive(cls, value: int) -> int:
+            return abs(value)
+
+    with pytest.raises(TypeError, match="validators"):
+        fast_model.construct(Checked, {"value": -1})
