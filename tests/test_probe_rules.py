@@ -76,6 +76,17 @@ def test_rows_read_sums_every_partition_a_plan_reads_in_full() -> None:
     assert rows_read(ORDERS, PlanFacts(10, full_scans=(FullScan(None),)), infos) is None
 
 
+def test_a_table_without_any_size_figure_is_of_unknown_size_not_empty() -> None:
+    unknown = {ORDERS: info(None)}
+    no_estimate = PlanFacts(None)
+    assert rows_read(ORDERS, no_estimate, unknown) is None
+    assert range_skip("postgresql", ORDERS, "note", no_estimate, unknown, bound=BOUND) == (
+        "no index leads with note, so min/max reads the whole table, and its size is unknown")
+    probe = min_max_probe("postgresql", ORDERS, {"note", "id"}, auto_key=False,
+                          plan=no_estimate, infos=unknown, bound=BOUND)
+    assert probe.columns == ("id",) and probe.null_checks == ()  # the index ends only
+
+
 def test_one_min_max_statement_covers_every_cheap_column_and_the_auto_key() -> None:
     infos = {ORDERS: info(1_000)}
     probe = min_max_probe("postgresql", ORDERS, {"updated_at", "missing"}, auto_key=True,

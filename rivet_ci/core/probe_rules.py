@@ -148,6 +148,8 @@ def rows_read(rel: Rel, plan: PlanFacts, infos: Mapping[Rel, RelationInfo]) -> i
         figures.append(plan.row_estimate)
     if plan.examined_rows is not None:
         figures.append(plan.examined_rows)
+    if info is None and not plan.full_scans:
+        return None
     scanned = 0
     for scan in plan.full_scans:
         scan_info = infos.get(scan.relation) if scan.relation is not None else None
@@ -155,8 +157,11 @@ def rows_read(rel: Rel, plan: PlanFacts, infos: Mapping[Rel, RelationInfo]) -> i
         if size is None:
             return None  # one relation of unknown size: the total is unknown
         scanned += size
-    figures.append(scanned)
-    return max(figures) if info is not None or plan.full_scans else None
+    if plan.full_scans:
+        figures.append(scanned)
+    # No figure at all (no catalog size, no plan estimate, no scan) is an unknown size, never 0:
+    # weak data must not make a probe look cheap.
+    return max(figures) if figures else None
 
 
 def range_skip(dialect: str, rel: Rel, column: str, plan: PlanFacts,
