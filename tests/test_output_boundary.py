@@ -15,7 +15,9 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import IO
 
 import pytest
 from support.isolation import free_port
@@ -180,3 +182,49 @@ def test_a_credential_substituted_into_a_source_url_is_never_echoed(tmp_path: Pa
     assert code in (0, 2), err.getvalue()
     assert "grp-***" in out.getvalue()
     assert "Plain-Name-Pw-77" not in out.getvalue() + err.getvalue()
+
+
+def test_plan_spools_only_redacted_bytes(monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    """`plan --format json` keeps each planned config in a temporary file until the summary is
+    known: what reaches that file is already redacted, like every output."""
+    spooled: list[bytes] = []
+    real = tempfile.TemporaryFile
+
+    class Recording:
+        def __init__(self, inner: IO[bytes]) -> None:
+            self.inner = inner
+
+        def write(self, data: bytes) -> int:
+            spooled.append(bytes(data))
+            return self.inner.write(data)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def __enter__(self) -> Recording:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+    def recording(prefix: str | None = None) -> Recording:
+        return Recording(real("w+b", prefix=prefix))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", recording)
+    (tmp_path / "c.yaml").write_text(
+        "source: {type: postgres, url: 'postgresql://etl@db.internal/app'}\n"
+        "exports:\n"
+        "  - name: orders\n"
+        "    table: orders\n"
+        "    format: parquet\n"
+        "    destination: {type: local, path: 'out/${RIVET_TEST_DB_PASSWORD}'}\n")
+    out, err = io.StringIO(), io.StringIO()
+    environ = {"RIVET_TEST_DB_PASSWORD": SECRET}
+    code = cli.run(["plan", "c.yaml", "--format", "json"],
+                   Context(stdout=out, stderr=err, environ=environ, cwd=tmp_path))
+    assert code == 0, err.getvalue()
+    assert spooled, "the plan was not spooled"
+    assert MASK.encode() in b"".join(spooled)
+    assert_no_secrets({"spool": b"".join(spooled).decode(), "stdout": out.getvalue(),
+                       "stderr": err.getvalue()}, environ)

@@ -215,9 +215,9 @@ def finish(ctx: Context, plan: Plan, origin: FactsOrigin, started: float, *,
 
 def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
     """`plan --format json` (with facts from a file, or none) in memory bounded by one config:
-    each config is loaded, planned and serialised in turn into a temporary spool, only its
-    counts and problems kept; then the document — whose summary comes before the configs — is
-    written from the spool. The same bytes as planning everything first (tested)."""
+    each config is loaded, planned, serialised and redacted in turn into a temporary spool,
+    only its counts and problems kept; then the document — whose summary comes before the
+    configs — is written from the spool. The same bytes as planning everything first (tested)."""
     paths = config_paths(args.configs, ctx, not_configs=(args.facts, args.output))
     facts, problems, origin = load_facts_arg(args.facts, ctx)
     params = parse_params(args.params)
@@ -244,8 +244,9 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
             add_to_summary(summary, config)
             config_problems.extend(config.problems)
             size = 0
-            for piece in config_chunks(config, day=generated_at[:10], memo=memo):
-                size += spool.write(piece)
+            for block in config_chunks(config, day=generated_at[:10], memo=memo):
+                # redacted before it touches the disk (the final write redacts again: a no-op)
+                size += spool.write(ctx.redact.redact_bytes(block))
             sizes.append(size)
         warn_unused_params(params, frozenset(used), ctx.stderr)
         problems += unknown_exports(only, known)

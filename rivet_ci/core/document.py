@@ -219,8 +219,9 @@ def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
 
 def config_chunks(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> Iterator[bytes]:
     """One entry of `configs`, serialised as it appears in the document (indented for its
-    place), export by export."""
-    return _emit(_streamed_config(config, day=day, memo=memo), 2)
+    place), export by export, in blocks that end with a line break but the last — so each
+    block can be redacted on its own before it is kept anywhere."""
+    return _line_blocks(_emit(_streamed_config(config, day=day, memo=memo), 2))
 
 
 def document_chunks(head: PlanDocumentJSON, configs: Iterable[Iterable[bytes]], *,
@@ -318,9 +319,9 @@ def _indented(value: Any, depth: int) -> bytes:
     return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
 
 
-def _lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
-    """Pieces joined into chunks of about CHUNK_BYTES, each ending with a line break (the
-    output boundary redacts whole lines), and the final line break of the document."""
+def _line_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """Pieces joined into blocks of about CHUNK_BYTES, each ending with a line break but the
+    last (the rest of the text): blocks the output boundary can redact one by one."""
     buffer: list[bytes] = []
     size = 0
     for piece in pieces:
@@ -333,8 +334,20 @@ def _lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
                 yield data[:cut]
                 data = data[cut:]
             buffer, size = [data], len(data)
-    buffer.append(b"\n")
-    yield b"".join(buffer)
+    rest = b"".join(buffer)
+    if rest:
+        yield rest
+
+
+def _lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """The document's blocks, each ending with a line break (the output boundary redacts whole
+    lines), the last with the document's final line break."""
+    last = b""
+    for block in _line_blocks(pieces):
+        if last:
+            yield last
+        last = block
+    yield last + b"\n"
 
 
 def dump_json(document: Any) -> str:
