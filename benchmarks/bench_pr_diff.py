@@ -72,7 +72,8 @@ def config_text(file: int, per_file: int, *, changed: bool = False) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def facts_text(files: int, per_file: int) -> str:
+def facts_exports(files: int, per_file: int) -> dict[str, Any]:
+    """The facts of every export the generated configs hold (and two more per file)."""
     exports: dict[str, Any] = {}
     for file in range(files):
         for n in range(per_file + 2):
@@ -83,8 +84,12 @@ def facts_text(files: int, per_file: int) -> str:
                 "columns": {"id": {"indexed": True, "min": "1", "max": str(rows)},
                             "updated_at": {"indexed": True, "min": "2024-01-01 00:00:00",
                                            "max": "2026-11-29 00:00:00"}}}
+    return exports
+
+
+def facts_text(files: int, per_file: int) -> str:
     return yaml.safe_dump({"format": "rivet-ci-facts/1", "captured_at": "2026-11-29T06:00:00Z",
-                           "exports": exports}, sort_keys=False)
+                           "exports": facts_exports(files, per_file)}, sort_keys=False)
 
 
 def build_repo(root: Path, files: int, per_file: int, variants: list[int]) -> Path:

@@ -35,10 +35,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_pr_diff import config_text, git
+from bench_pr_diff import config_text, facts_exports, git
 
 _AGE = re.compile(r"captured [^·]*? ago")
 TARGET_RATIO = 0.5
@@ -46,18 +45,8 @@ TARGET_RSS_MB = 1024
 
 
 def facts_json(files: int, per_file: int) -> str:
-    exports: dict[str, Any] = {}
-    for file in range(files):
-        for n in range(per_file + 2):
-            name = f"f{file:03d}_e{n:03d}"
-            rows = 10 ** (4 + (file * 7 + n) % 5)  # 10k .. 100M rows
-            exports[name] = {
-                "row_estimate": rows, "avg_row_bytes": 120, "max_connections": 100,
-                "columns": {"id": {"indexed": True, "min": "1", "max": str(rows)},
-                            "updated_at": {"indexed": True, "min": "2024-01-01 00:00:00",
-                                           "max": "2026-11-29 00:00:00"}}}
     return json.dumps({"format": "rivet-ci-facts/1", "captured_at": "2026-11-29T06:00:00Z",
-                       "exports": exports})
+                       "exports": facts_exports(files, per_file)})
 
 
 def build_repo(root: Path, files: int, per_file: int) -> Path:

@@ -78,3 +78,12 @@ def gh() -> Iterator[FakeGitHub]:
 def ws(tmp_path: Path) -> Workspace:
     """The bundled example committed on `main`, checked out on `feature`."""
     return example_workspace(tmp_path)
+
+
+@pytest.fixture
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's global and system git config out of a test that runs git."""
+    empty = tmp_path_factory.mktemp("gitconfig") / "config"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

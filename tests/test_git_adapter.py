@@ -15,13 +15,7 @@ GLOBS = ("rivet/**/*.yaml", "**/*.rivet.yaml")
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
-@pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the developer's global and system git config out of the tests."""
-    empty = tmp_path_factory.mktemp("gitconfig") / "config"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+pytestmark = pytest.mark.usefixtures("isolated_git")  # conftest.py: no global git config
 
 
 def git(cwd: Path, *args: str) -> str:

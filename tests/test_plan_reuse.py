@@ -38,12 +38,7 @@ CLOCK = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 GROUPS = ("replica_a", "replica_b", "replica_c", None)
 
 
-@pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    empty = tmp_path_factory.mktemp("gitconfig") / "config"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+pytestmark = pytest.mark.usefixtures("isolated_git")  # conftest.py: no global git config
 
 
 def git(cwd: Path, *args: str) -> str:
