@@ -143,19 +143,6 @@ def explicit_tag(node: yaml.Node) -> str | None:
     return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
 
 
-def is_plain(node: yaml.ScalarNode) -> bool:
-    return node.tag == PLAIN
-
-
-def is_null(node: yaml.Node) -> bool:
-    """A plain null/`~`/empty value (what makes an optional key unset)."""
-    return isinstance(node, yaml.ScalarNode) and node.tag == PLAIN and node.value in NULLS
-
-
-def read_bool(node: yaml.ScalarNode) -> bool | None:
-    return BOOLS.get(node.value) if node.tag == PLAIN else None
-
-
 def read_uint(node: yaml.ScalarNode) -> int | None:
     """rivet's unsigned integer text (decimal without leading zeros, 0x/0o/0b), else None."""
     if node.tag != PLAIN or not _UINT.match(node.value):

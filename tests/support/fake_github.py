@@ -119,7 +119,6 @@ class FakeGitHub:
         self._user_ids: dict[str, int] = {}
         self._pulls: dict[tuple[str, int], _Pull] = {}
         self._comments: dict[int, dict[str, Any]] = {}
-        self._runs: dict[tuple[str, int], tuple[str, str, str]] = {}
         self._faults: list[_Fault] = []
         self._next_id = 1_000_000
         self._remaining: dict[str, int] = {}
@@ -184,13 +183,6 @@ class FakeGitHub:
         with self._lock:
             self._repo_id(repo)
             self._pulls[(repo, number)] = pull
-
-    def add_run(
-        self, repo: str, run_id: int, *, head_sha: str, head_branch: str, head_repo: str = ""
-    ) -> None:
-        """A ``pull_request`` workflow run; its ``pull_requests`` are computed as GitHub does."""
-        with self._lock:
-            self._runs[(repo, run_id)] = (head_sha, head_branch, head_repo or repo)
 
     def set_head(self, repo: str, number: int, head_sha: str) -> None:
         """Simulate a push to the pull request's branch."""
@@ -319,7 +311,6 @@ class FakeGitHub:
             ("GET", repo + r"/pulls/(?P<number>\d+)", self._get_pull),
             ("GET", repo + r"/pulls", self._list_pulls),
             ("GET", repo + r"/commits/(?P<sha>[0-9a-fA-F]+)/pulls", self._commit_pulls),
-            ("GET", repo + r"/actions/runs/(?P<id>\d+)", self._get_run),
         ]
 
     # -- endpoints -------------------------------------------------------------------
@@ -406,50 +397,6 @@ class FakeGitHub:
         return self._paginate(
             items, call.query, f"/repositories/{self._repo_id(repo)}/commits/{sha}/pulls"
         )
-
-    def _get_run(self, call: _Call) -> _Reply:
-        repo = call.params["repo"]
-        run = self._runs.get((repo, int(call.params["id"])))
-        if run is None:
-            return _error(404, "Not Found", "actions/workflow-runs#get-a-workflow-run")
-        head_sha, head_branch, head_repo = run
-        # GitHub lists only same-repository pull requests here: forks get an empty list.
-        listed = [
-            {
-                "id": p.number + 9000,
-                "number": p.number,
-                "url": f"{self.url}/repos/{repo}/pulls/{p.number}",
-                "head": {
-                    "ref": p.head_ref,
-                    "sha": p.head_sha,
-                    "repo": {"url": f"{self.url}/repos/{p.head_repo}", "name": p.head_repo},
-                },
-                "base": {
-                    "ref": p.base_ref,
-                    "sha": "0" * 40,
-                    "repo": {"url": f"{self.url}/repos/{repo}", "name": repo},
-                },
-            }
-            for p in self._pulls.values()
-            if p.repo == repo == head_repo and p.head_ref == head_branch and p.state == "open"
-        ]
-        return (
-            200,
-            {},
-            {
-                "id": int(call.params["id"]),
-                "event": "pull_request",
-                "status": "completed",
-                "conclusion": "success",
-                "head_branch": head_branch,
-                "head_sha": head_sha,
-                "head_repository": {"full_name": head_repo, "owner": {"login": _owner(head_repo)}},
-                "repository": {"full_name": repo, "owner": {"login": _owner(repo)}},
-                "pull_requests": listed,
-            },
-        )
-
-    # -- helpers ---------------------------------------------------------------------
 
     def _refuse_write(self, call: _Call, doc: str) -> _Reply | None:
         if not call.token.can_write:
