@@ -26,7 +26,6 @@ from rivet_ci.commands.options import (
     path_checker,
     warn_unused_params,
 )
-from rivet_ci.core.comment_view import plural
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.document import (
     add_to_summary,
@@ -46,7 +45,7 @@ from rivet_ci.core.planner import (
     plan_config,
     plan_configs,
 )
-from rivet_ci.core.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
+from rivet_ci.core.pretty import NO_FACTS_NOTE, plural, problem_lines, render_pretty
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.rivet_artifact import ResolvedPlanMemo, rivet_document
 from rivet_ci.errors import UsageError

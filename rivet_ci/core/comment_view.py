@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci.core.diff import REPO_SCOPE, ExportChange, Finding, PlanDiff, WarningChange
 from rivet_ci.core.planner import FactsOrigin
 from rivet_ci.core.policy import GateResult
+from rivet_ci.core.pretty import plural
 from rivet_ci.core.recommendation import ExportRecommendation, Reason
 from rivet_ci.core.since import SinceLastPush
 from rivet_ci.core.waivers import ISOLATION_KIND, WaiverNote
@@ -39,12 +40,6 @@ BIGGEST_MOVERS = 3
 PROBLEM_KINDS = ("config-error", "plan-refused")
 
 WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
-
-
-def plural(count: int, singular: str, plural_form: str | None = None) -> str:
-    """`1 export`, `2 exports`, `3,000 exports` (thousands separated)."""
-    word = singular if count == 1 else (plural_form or f"{singular}s")
-    return f"{count:,} {word}"
 
 
 class WhyPart(BaseModel):

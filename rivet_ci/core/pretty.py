@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from rivet_ci.core.comment_view import plural
 from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.signals import PREFLIGHT_FAILED_VERDICT, PREFLIGHT_FAILED_WARNING
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """`1 export`, `2 exports`, `3,000 exports` (thousands separated)."""
+    word = singular if count == 1 else (plural_form or f"{singular}s")
+    return f"{count:,} {word}"
+
 
 NO_FACTS_NOTE = "no facts given — planned with low confidence; pass --facts FILE or --live"
 NOT_ATTEMPTED = "not attempted (no facts given)"
