@@ -222,3 +222,17 @@ def test_without_facts_every_export_is_low_confidence(repo: Path) -> None:
     exports = document["configs"][0]["exports"]
     assert all(e["diagnostics"]["verdict"] == "unknown (preflight failed)" for e in exports)
     assert all("preflight_error" not in e["diagnostics"] for e in exports)
+
+
+class _Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("fmt", ["json", "pretty"])
+def test_the_timing_note_counts_the_config_files_planned(repo: Path, fmt: str) -> None:
+    (repo / "pipelines" / "bad.yaml").write_text(BAD)
+    out, err = StringIO(), _Terminal()
+    ctx = Context(stdout=out, stderr=err, environ={}, cwd=repo, now=lambda: NOW)
+    run(["plan", "pipelines", "--facts", "facts.yaml", "--format", fmt], ctx)
+    assert "rivet-ci: planned 4 export(s) from 2 file(s) in " in err.getvalue()

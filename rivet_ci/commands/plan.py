@@ -198,14 +198,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def finish(ctx: Context, plan: Plan, origin: FactsOrigin, started: float, *,
-           exports: int) -> int:
+           exports: int, files: int | None = None) -> int:
     """The notes after the plan: no facts, the time taken, each problem once (stderr)."""
     if origin.kind == "none":
         ctx.stderr.write(f"rivet-ci: {NO_FACTS_NOTE}\n")
     elapsed = time.monotonic() - started
     if elapsed > 1.0 or ctx.interactive:
         ctx.stderr.write(f"rivet-ci: planned {exports} export(s) from "
-                         f"{len(plan.configs)} file(s) in {elapsed:.2f} s\n")
+                         f"{len(plan.configs) if files is None else files} file(s) in "
+                         f"{elapsed:.2f} s\n")
     for line in problem_lines(plan):  # each problem once, on stderr; the plan on stdout
         ctx.stderr.write(line + "\n")
     errors = [p for p in plan.all_problems if p.severity == "error"]
@@ -258,7 +259,8 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
                   args.output if args.output.is_absolute() else ctx.cwd / args.output)
         write_chunks(target, document_chunks(head, (_spooled(spool, n) for n in sizes)),
                      ctx.redact, root=ctx.cwd, stream=ctx.stdout)
-    return finish(ctx, every, origin, started, exports=summary["exports"])
+    return finish(ctx, every, origin, started, exports=summary["exports"],
+                  files=summary["configs"])
 
 
 def _spooled(spool: IO[bytes], size: int, piece: int = 1 << 20) -> Iterator[bytes]:
