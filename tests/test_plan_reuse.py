@@ -30,6 +30,7 @@ from rivet_ci.core.plan_reuse import (
     summary_plan,
 )
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_config
+from rivet_ci.core.since import make_digest, read_digest, since_last_push
 from rivet_ci.review import pull_request
 from rivet_ci.review.pull_request import PullRequestPlan, plan_pull_request, shown_path
 
@@ -246,6 +247,32 @@ def test_diff_of_shared_plans_equals_diff_of_copies() -> None:
                         Plan(configs=(plan.model_copy(deep=True),), facts=origin))
     assert shared == copied
     assert any(c.status == "removed" for c in shared.exports)
+
+
+def test_since_last_push_sees_an_export_of_a_file_now_unchanged() -> None:
+    """A file the previous push changed and this push restored: the diff does not list its
+    exports one by one, yet "since your last push" still shows the export that moved back."""
+    exports = [random_export(random.Random(n), f"e{n}") for n in range(6)]
+    text = config_text(exports, "URL_A")
+    edited = config_text([{**exports[0], "mode": "full", "source_group": "replica_z"},
+                          *exports[1:]], "URL_A")
+    origin = FactsOrigin(kind="none")
+    plan = plan_config(load_config_text("rivet/a.yaml", text, {}), None)
+    other = plan_config(load_config_text("rivet/b.yaml", text.replace("e", "f"), {}), None)
+    pushed = plan_config(load_config_text("rivet/a.yaml", edited, {}), None)
+    base = Plan(configs=(plan, other), facts=origin)
+    first = diff_plans(base, Plan(configs=(pushed, other), facts=origin))
+    moved_names = {c.export_name for c in first.changed_exports}
+    assert moved_names  # the edit moved something
+    digest = read_digest(make_digest("a" * 40, first))
+    now = diff_plans(base, Plan(configs=(plan, other), facts=origin))
+    assert now.unchanged_files == ("rivet/a.yaml", "rivet/b.yaml") and now.exports == ()
+    since = since_last_push(digest, "b" * 40, now, [plan, other])
+    assert since is not None
+    assert {m.export_name for m in since.moved} == moved_names
+    # Without the unchanged files' plans nothing would be seen to move back.
+    blind = since_last_push(digest, "b" * 40, now)
+    assert blind is not None and blind.moved_count == 0
 
 
 def test_each_blob_is_read_once(tmp_path: Path) -> None:

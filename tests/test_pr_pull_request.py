@@ -75,7 +75,10 @@ def test_added_removed_and_modified_configs_give_export_statuses(repo: Repo) -> 
     assert changes["customers"].score_delta is not None and changes["customers"].score_delta < 0
     assert "chunking_heavy" in changes["customers"].reasons_added
     assert changes["orders"].status == "unchanged"
-    assert changes["sessions"].status == "unchanged"  # a file the PR did not touch
+    # A file the PR did not touch: named as unchanged, its exports not compared one by one.
+    assert "sessions" not in changes
+    assert "rivet/web.yaml" in pr.diff.unchanged_files
+    assert "rivet/orders.yaml" not in pr.diff.unchanged_files
     assert {c.export_name for c in pr.diff.changed_exports} == {"events", "audit_log",
                                                                 "customers"}
 
@@ -124,7 +127,7 @@ def test_a_base_branch_that_moved_after_the_fork_point_is_not_the_prs(repo: Repo
     changes = by_name(pr)
     assert [c.export_name for c in pr.diff.changed_exports] == ["events"]
     assert "order_items" not in changes
-    assert changes["sessions"].status == "unchanged"
+    assert "sessions" not in changes and "rivet/web.yaml" in pr.diff.unchanged_files
 
 
 def test_a_repo_wide_source_group_collision_across_two_new_files(repo: Repo) -> None:

@@ -20,10 +20,11 @@ from rivet_ci.core.campaign import (
     group_pressure,
     pressure_message,
 )
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.plan_reuse import shared_plans
 from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
-from rivet_ci.core.recommendation import ExportRecommendation
+from rivet_ci.core.recommendation import HEAVY_COST, ExportRecommendation
 
 ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
 FindingStatus = Literal["new", "pre-existing", "resolved"]
@@ -127,11 +128,14 @@ class Finding(BaseModel):
 class PlanDiff(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    # One per export of the files the change can affect; a file it cannot affect (the same
+    # plan on both sides) is only named in `unchanged_files` (all its exports are unchanged).
     exports: tuple[ExportChange, ...]
     warnings: tuple[WarningChange, ...]
     order_moves: tuple[OrderMove, ...]
     findings: tuple[Finding, ...]
     head_problems: tuple[Problem, ...]
+    unchanged_files: tuple[str, ...] = ()
 
     @property
     def changed_exports(self) -> tuple[ExportChange, ...]:
@@ -147,42 +151,59 @@ def _status(before: bool, after: bool) -> FindingStatus | None:
 ConfigPressures = dict[str, GroupPressure]
 
 
-def _config_pressures(config: ConfigPlan) -> ConfigPressures:
-    """A config file's own warning groups (its campaign's view)."""
-    out: ConfigPressures = {}
-    if config.campaign is None:
-        return out
-    for group, members in group_members([e.recommendation for e in config.exports]).items():
-        if (pressure := group_pressure(members)) is not None:
-            out[group] = pressure
-    return out
+class _ConfigGroups:
+    """A config file's source groups: its own warnings (its campaign's view) and, per group,
+    its members' names and its heavy members' names in config order (its share of the
+    repo-wide view). Built once per plan object: a plan both sides share is looked at once."""
+
+    __slots__ = ("members", "own")
+
+    def __init__(self, config: ConfigPlan) -> None:
+        self.own: ConfigPressures = {}
+        self.members: dict[str, tuple[list[str], list[str]]] = {}
+        recs = [e.recommendation for e in config.exports]
+        for rec in recs:
+            if rec.source_group is not None:
+                names, heavy = self.members.setdefault(rec.source_group, ([], []))
+                names.append(rec.export_name)
+                if rec.cost_class in HEAVY_COST:
+                    heavy.append(rec.export_name)
+        if config.campaign is not None:
+            for group, members in group_members(recs).items():
+                if (pressure := group_pressure(members)) is not None:
+                    self.own[group] = pressure
 
 
 def _group_pressures(
-    plan: Plan, memo: dict[int, ConfigPressures] | None = None,
+    plan: Plan, memo: dict[int, _ConfigGroups] | None = None,
 ) -> tuple[dict[tuple[str, str], GroupPressure], dict[str, int]]:
     """Every warning group of a plan: per config file, and over every config for groups that
     span two or more files (a shared replica ignores file boundaries); and the number of files
-    of each group. `memo` keeps a config's own groups by plan object: a file both sides share
+    of each group. `memo` keeps a config's groups by plan object: a file both sides share
     (core/plan_reuse.py) is looked at once."""
     memo = {} if memo is None else memo
     out: dict[tuple[str, str], GroupPressure] = {}
-    for config in plan.configs:
-        own = memo.get(id(config))
-        if own is None:
-            own = memo[id(config)] = _config_pressures(config)
-        for group, own_pressure in own.items():
-            out[(config.path, group)] = own_pressure
-    members_all: dict[str, list[ExportRecommendation]] = {}
+    names_all: dict[str, list[str]] = {}
+    heavy_all: dict[str, list[str]] = {}
     files: dict[str, set[str]] = {}
-    for export in plan.exports:
-        name = export.recommendation.source_group
-        if name is not None:
-            members_all.setdefault(name, []).append(export.recommendation)
-            files.setdefault(name, set()).add(export.config_path)
-    for group, recs in members_all.items():
-        if len(files[group]) >= 2 and (pressure := group_pressure(recs)) is not None:
-            out[(REPO_SCOPE, group)] = pressure
+    for config in plan.configs:
+        groups = memo.get(id(config))
+        if groups is None:
+            groups = memo[id(config)] = _ConfigGroups(config)
+        for group, own_pressure in groups.own.items():
+            out[(config.path, group)] = own_pressure
+        for group, (names, heavy) in groups.members.items():
+            names_all.setdefault(group, []).extend(names)
+            heavy_all.setdefault(group, []).extend(heavy)
+            files.setdefault(group, set()).add(config.path)
+    for group, names in names_all.items():
+        # What `campaign.group_pressure` gives for the group's members in config order.
+        if len(files[group]) < 2 or len(names) < 2:
+            continue
+        if len(heavy := heavy_all[group]) >= 2:
+            out[(REPO_SCOPE, group)] = ("heavy", tuple(heavy))
+        elif len(names) >= 3:
+            out[(REPO_SCOPE, group)] = ("shared", tuple(names))
     return out, {group: len(paths) for group, paths in files.items()}
 
 
@@ -201,11 +222,20 @@ def _problem_key(problem: Problem, renames: Mapping[str, str]) -> tuple[str, str
 def diff_plans(
     base: Plan, head: Plan, *, renames: Mapping[str, str] | None = None, top_moves: int = 10,
 ) -> PlanDiff:
-    """Compare two plans of the same repository. `renames` maps old config path → new path."""
+    """Compare two plans of the same repository. `renames` maps old config path → new path.
+
+    A file the change cannot affect — the same plan on both sides (the same object, or an equal
+    one), at the same path, untouched by a rename — gets no `ExportChange` per export: its
+    exports are all unchanged, and it is named in `unchanged_files`. Its findings (exports run
+    alone or planned on low-confidence metadata, all pre-existing) and its share of the
+    source-group warnings are the same as comparing its exports one by one gives."""
     renames = dict(renames or {})
+    unchanged = unchanged_files(base, head, renames)
     base_by_key: dict[tuple[str, str], PlannedExport] = {
-        (renames.get(e.config_path, e.config_path), e.export_name): e for e in base.exports}
-    head_by_key = {(e.config_path, e.export_name): e for e in head.exports}
+        (renames.get(c.path, c.path), e.export_name): e
+        for c in base.configs if c.path not in unchanged for e in c.exports}
+    head_by_key = {(c.path, e.export_name): e
+                   for c in head.configs if c.path not in unchanged for e in c.exports}
     old_path = {new: old for old, new in renames.items()}
 
     changes: list[ExportChange] = []
@@ -214,12 +244,25 @@ def diff_plans(
         changes.append(_export_change(key, before, after, old_path.get(key[0])))
 
     warnings = _warning_changes(base, head, renames)
-    findings = _findings(changes, warnings, base, head, renames)
+    findings = _findings(changes, warnings, base, head, renames, unchanged=unchanged)
     return PlanDiff(
         exports=tuple(changes), warnings=tuple(warnings),
-        order_moves=tuple(_order_moves(base, head, renames, top_moves)),
+        order_moves=tuple(_order_moves(base, head, renames, top_moves, unchanged)),
         findings=tuple(findings), head_problems=head.all_problems,
+        unchanged_files=tuple(sorted(unchanged)),
     )
+
+
+def unchanged_files(base: Plan, head: Plan, renames: Mapping[str, str]) -> frozenset[str]:
+    """Paths whose plan is the same on both sides (`plan_reuse.shared_plans`, or equal) and
+    untouched by a rename: nothing inside them can differ."""
+    shared = shared_plans(base.configs, head.configs, renames)
+    touched = set(renames) | set(renames.values())
+    before = {c.path: c for c in base.configs}
+    equal = {c.path for c in head.configs
+             if c.path not in shared and c.path not in touched
+             and (b := before.get(c.path)) is not None and b == c}
+    return shared | equal if equal else shared
 
 
 def _export_change(
@@ -279,7 +322,7 @@ _KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
 
 
 def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
-    memo: dict[int, ConfigPressures] = {}
+    memo: dict[int, _ConfigGroups] = {}
     base_pressures, base_files = _group_pressures(base, memo)
     after, head_files = _group_pressures(head, memo)
     before = {(renames.get(scope, scope), group): p
@@ -309,10 +352,10 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list
     return sorted(out, key=lambda w: order[w.status])
 
 
-def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -> list[OrderMove]:
+def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int,
+                 shared: frozenset[str]) -> list[OrderMove]:
     base_orders = {renames.get(c.path, c.path): c.campaign.ordered_exports
-                   for c in base.configs if c.campaign}
-    shared = shared_plans(base.configs, head.configs, renames)
+                   for c in base.configs if c.campaign and c.path not in shared}
     moves = []
     for config in head.configs:
         if config.campaign is None or config.path in shared:  # the same order on both sides
@@ -329,7 +372,7 @@ def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int) -
 
 def _findings(
     changes: list[ExportChange], warnings: list[WarningChange], base: Plan, head: Plan,
-    renames: Mapping[str, str],
+    renames: Mapping[str, str], *, unchanged: frozenset[str],
 ) -> list[Finding]:
     out: list[Finding] = []
     # Config problems only: a plan-level problem (the facts file's) is not a config error of
@@ -348,12 +391,45 @@ def _findings(
             unmatched[key] -= 1
             out.append(Finding(kind=p.finding, status="resolved", message=p.render(),
                                file=p.file))
-    for change in changes:
-        out.extend(_export_findings(change))
+    # Export findings in (file, export) order, as one `ExportChange` per export would give.
+    by_export = [((c.config_path, c.export_name), found) for c in changes
+                 if (found := _export_findings(c))]
+    for config in head.configs:
+        if config.path in unchanged:
+            by_export.extend(_unchanged_findings(config))
+    by_export.sort(key=lambda item: item[0])
+    for _, found in by_export:
+        out.extend(found)
     for w in warnings:
         out.append(Finding(kind="new-warning", status=w.status, message=w.message,
                            file=None if w.scope == REPO_SCOPE else w.scope,
                            source_group=w.group))
+    return out
+
+
+def _unchanged_findings(
+    config: ConfigPlan,
+) -> list[tuple[tuple[str, str], list[Finding]]]:
+    """`_export_findings` of the exports of a file the change cannot affect (base is head)."""
+    out = []
+    latest = {e.export_name: e for e in config.exports}  # one change per (path, name)
+    for name, export in latest.items():
+        rec = export.recommendation
+        if not (rec.isolate_on_source or rec.low_confidence):
+            continue
+        where = {"file": config.path, "line": export.line, "export_name": name,
+                 "source_group": rec.source_group, "score": rec.priority_score}
+        # Values of the field types: built as `Finding(...)` would build them (fast_model).
+        found = []
+        if rec.isolate_on_source:
+            found.append(construct(Finding, {
+                "kind": "new-isolation", "status": "pre-existing", **where,
+                "message": f"{name}: isolate_on_source on '{rec.source_group}'"}))
+        if rec.low_confidence:
+            found.append(construct(Finding, {
+                "kind": "low-confidence", "status": "pre-existing", **where,
+                "message": f"{name}: planned on low-confidence metadata"}))
+        out.append(((config.path, name), found))
     return out
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 
 from rivet_ci.core.config_loader import placeholder_names
 from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.fast_model import replace
 from rivet_ci.core.planner import ConfigPlan
 
 # Bump when the key's recipe or the stored entry's shape changes.
@@ -69,10 +70,10 @@ def summary_plan(plan: ConfigPlan) -> ConfigPlan:
     line, plus the file's campaign and problems (no signals, history, notes, or the config as
     written — those only go into a plan document). Used for files the change cannot affect
     when no plan document is written."""
-    return plan.model_copy(update={"source": None, "exports": tuple(
-        e.model_copy(update={"signals": None, "history": None, "notes": (), "config": None,
-                             "preflight_error": None})
-        for e in plan.exports)})
+    dropped = {"signals": None, "history": None, "notes": (), "config": None,
+               "preflight_error": None}
+    return replace(plan, {"source": None, "exports": tuple(
+        replace(e, dropped) for e in plan.exports)})
 
 
 def facts_digest(facts: FactsFile | None) -> str:

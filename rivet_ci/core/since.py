@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rivet_ci.core.diff import ExportChange, Finding, PlanDiff
 from rivet_ci.core.patterns import COMMIT_SHA_PREFIX
+from rivet_ci.core.planner import ConfigPlan
 from rivet_ci.core.recommendation import ExportRecommendation
 
 DIGEST_LIMIT = 6_000  # characters of the hidden line, so the digest never crowds the comment
@@ -167,11 +168,14 @@ def read_digest(body: str) -> Digest | None:
         return None
 
 
-def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff) -> (
-        SinceLastPush | None):
+def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff,
+                    unchanged: Sequence[ConfigPlan] = ()) -> SinceLastPush | None:
     """Compare the previous head's digest with this run; None when there is nothing to say.
 
-    The same head planned again (a re-run) shows what its first comment showed."""
+    `unchanged`: the head plans of the files the change cannot affect (`diff.unchanged_files`,
+    whose exports the diff does not list one by one): an export of theirs the previous digest
+    recorded may have moved back. The same head planned again (a re-run) shows what its first
+    comment showed."""
     if previous is None:
         return None
     if head_sha.lower().startswith(previous.head_sha):
@@ -181,19 +185,27 @@ def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff) -> (
     new = [] if previous.partial_findings else [
         finding_label(f) for k, f in current.items() if k not in previous.findings]
     resolved = [label for k, label in previous.findings.items() if k not in current]
+    results = [(change.config_path, change.export_name, change.base, change.head)
+               for change in diff.exports]
+    if previous.exports:  # an export not in the digest is unchanged on both sides here
+        for config in unchanged:
+            for export in {e.export_name: e for e in config.exports}.values():
+                rec = export.recommendation
+                results.append((config.path, export.export_name, rec, rec))
+        results.sort(key=lambda r: (r[0], r[1]))  # the order of `diff.exports`
     moved: list[MovedExport] = []
-    for change in diff.exports:
-        key = _key(change.config_path, change.export_name)
+    for path, name, base, head in results:
+        key = _key(path, name)
         if key in previous.exports:
             before = previous.exports[key]
         elif previous.partial_exports:
             continue  # not in a cut digest: unknown, not "unchanged"
         else:  # unchanged against the base at the previous push
-            before = _result(change.base)
-        after = _result(change.head)
+            before = _result(base)
+        after = _result(head)
         if before != after:
             moved.append(MovedExport(
-                export_name=change.export_name, score_before=before[0] if before else None,
+                export_name=name, score_before=before[0] if before else None,
                 score_after=after[0] if after else None,
                 wave_before=before[2] if before else None,
                 wave_after=after[2] if after else None,

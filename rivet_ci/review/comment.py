@@ -103,7 +103,9 @@ def render_comments(
     still writes the bodies through its output boundary."""
     _ = now
     marker = make_marker(gate_id, pr.head_sha, timestamp)
-    since = (since_last_push(read_digest(previous_body), pr.head_sha, pr.diff)
+    unchanged = frozenset(pr.diff.unchanged_files)
+    since = (since_last_push(read_digest(previous_body), pr.head_sha, pr.diff,
+                             [c for c in pr.head.configs if c.path in unchanged])
              if previous_body else None)
     hints = {id(f): waiver_comment(f) for f in gate.blocking
              if f.kind in WAIVABLE_KINDS and f.export_name}

@@ -59,8 +59,10 @@ class PullRequestPlan:
 
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports considered on each side."""
-        return {"base-configs": len(self.base.configs), "base-exports": len(self.base.exports),
-                "head-configs": len(self.head.configs), "head-exports": len(self.head.exports)}
+        return {"base-configs": len(self.base.configs),
+                "base-exports": sum(len(c.exports) for c in self.base.configs),
+                "head-configs": len(self.head.configs),
+                "head-exports": sum(len(c.exports) for c in self.head.configs)}
 
     @property
     def changed_files_json(self) -> list[ChangedFileJSON]:
@@ -213,6 +215,10 @@ def collect_for_both_sides(
     return facts
 
 
+# Every facts document names its format (`core.facts_loader.is_facts_document`).
+_FACTS_FORMAT = "rivet-ci-facts/"
+
+
 @dataclass
 class _Unit:
     """One (path, blob): loaded and planned once, shared by both sides when both have it."""
@@ -248,7 +254,7 @@ def _side(files: Sequence[tuple[str, str]], texts: Mapping[str, str | None], whe
             entries.append(LoadedConfig(
                 path=path, source=None, exports=(), export_lines={},
                 problems=(Problem(file=path, message=f"not valid UTF-8 at {where}"),)))
-        elif is_facts_document(text):
+        elif _FACTS_FORMAT in text and is_facts_document(text):  # (a cheap test first)
             if skipped is not None:
                 skipped.append(path)
         else:
