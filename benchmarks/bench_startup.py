@@ -11,6 +11,10 @@ bundled demo:
     .venv/bin/python benchmarks/bench_startup.py --runs 31
 
 Target: `rivet-ci --version` at most 2x the floor.
+
+rivet-ci is measured as it is shipped, with its bytecode compiled first (`shipped.py`: pip does
+it at install time; an editable checkout under `PYTHONDONTWRITEBYTECODE=1` would otherwise
+compile the package from source in every process, a cost no installed rivet-ci pays).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shipped import compile_package  # rivet-ci's bytecode, as an install has it
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 2.0
@@ -41,6 +48,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
+    compile_package()
     py = sys.executable
     cli = [py, "-m", "rivet_ci"]
     with tempfile.TemporaryDirectory() as tmp:
