@@ -18,16 +18,19 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rivet_ci.core import facts_loader
 from rivet_ci.core.config import ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
-from rivet_ci.core.facts import ColumnFacts, ExportFacts
+from rivet_ci.core.facts import ColumnFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.history import RunRecord
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.resolve import PlanRefusedError
 from rivet_ci.core.signals import derive_signals
+
+validated_whole = facts_loader._validated_whole  # the fast path, before a test replaces it
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=250,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -132,6 +135,40 @@ def test_random_facts_never_raise(entries: dict[str, Any], as_json: bool) -> Non
     assert all(p.file == "facts.yaml" for p in problems)
     plan = plan_configs([PIPELINE], facts, FactsOrigin(kind="file"), problems)
     dump_json(plan_document(plan, generated_at="x", version="fuzz"))
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), entry_st, max_size=4),
+       st.none() | st.dictionaries(st.sampled_from(["p.yaml", "q.yaml"]), st.fixed_dictionaries(
+           {}, optional={"exports": st.dictionaries(st.sampled_from(["a", "d"]), entry_st,
+                                                    max_size=2)}), max_size=2),
+       st.booleans())
+def test_whole_file_validation_is_the_entry_by_entry_result(
+        entries: dict[str, Any], configs: dict[str, Any] | None, as_json: bool) -> None:
+    """A facts file is first validated whole, in one call (the fast path); whatever it
+    accepts, the entry-by-entry path gives the same facts and no problem, and whatever it
+    refuses is judged by that path alone."""
+    data: dict[str, Any] = {"format": "rivet-ci-facts/1", "exports": entries}
+    if configs is not None:
+        data["configs"] = configs
+    text = json.dumps(data, default=str) if as_json else yaml.safe_dump(data)
+    taken: list[bool] = []
+
+    def whole(raw: dict[str, Any]) -> FactsFile | None:
+        result = validated_whole(raw)
+        taken.append(result is not None)
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(facts_loader, "_validated_whole", whole)
+        facts, problems = load_facts_text("facts.yaml", text)
+        patch.setattr(facts_loader, "_validated_whole", lambda raw: None)
+        by_entry, entry_problems = load_facts_text("facts.yaml", text)
+    assert taken == [True] or (taken == [False] and facts == by_entry
+                               and problems == entry_problems)
+    if taken == [True]:
+        assert facts is not None and by_entry is not None and entry_problems == problems == []
+        assert facts == by_entry and facts.model_dump() == by_entry.model_dump()
 
 
 @FUZZ

@@ -73,6 +73,10 @@ def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Proble
     if data.get("format") != FACTS_FORMAT:
         report(("format",), f"expected `format: {FACTS_FORMAT}`, found {data.get('format')!r}")
         return None, problems
+    whole = _validated_whole(data)
+    if whole is not None:
+        return whole, problems
+    # Entry by entry: every problem named, the valid entries kept.
     clean: dict[str, Any] = {k: v for k, v in data.items() if k not in ("exports", "configs")}
     clean["exports"] = _valid_entries(data.get("exports"), ("exports",), report)
     configs: dict[str, ConfigFacts] = {}
@@ -98,6 +102,19 @@ def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Proble
                 message = "unknown key" + (f" (did you mean `{close}`?)" if close else "")
             report(tuple(err["loc"]), message)
         return None, problems
+
+
+def _validated_whole(data: dict[str, Any]) -> FactsFile | None:
+    """A valid file (the usual case) validated whole, in one pydantic-core call instead of one
+    per export (~12,000 at 10,000 exports: about half of the loading time); None when anything
+    in it fails. The same models, so exactly as strict: whatever the whole document fails on —
+    a bad entry, a null entry or section, a non-string key, all of which the per-entry path
+    accepts or reports — is left to that path, which names every problem and keeps the valid
+    entries. For a file both accept, they give equal `FactsFile`s (tests/test_core_fuzz.py)."""
+    try:
+        return FactsFile.model_validate(data)
+    except ValidationError:
+        return None
 
 
 def _valid_entries(raw: Any, loc: Loc, report: Any) -> dict[str, ExportFacts]:
