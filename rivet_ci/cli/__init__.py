@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from rivet_ci import __version__
-from rivet_ci.cli.runtime import tune_gc
+from rivet_ci.cli.runtime import leave_heap_to_exit, tune_gc
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
@@ -176,7 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stderr = cast(TextIO, RedactingStream(sys.stderr, redact))
     ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
                   redact=redact)
-    return run(sys.argv[1:] if argv is None else argv, ctx)
+    try:
+        return run(sys.argv[1:] if argv is None else argv, ctx)
+    finally:
+        leave_heap_to_exit()
 
 
 if __name__ == "__main__":  # pragma: no cover

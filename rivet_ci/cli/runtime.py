@@ -16,3 +16,18 @@ def tune_gc() -> None:
     else, and every connection and file is closed explicitly, never by a finalizer.
     """
     gc.disable()
+
+
+def leave_heap_to_exit() -> None:
+    """Let the process end without the interpreter's final sweep of the heap.
+
+    With the collector off, Python still runs one full collection while it shuts down, over
+    every object left — the imported modules' classes, pydantic schemas and typing objects
+    included: 40-50 ms of CPU on every `rivet-ci` run, whatever the command (measured: the
+    teardown of a process that only imports the `plan` command took 40-55 ms, 8 ms with this).
+    Freezing moves every object to the permanent generation, which that collection skips; the
+    operating system reclaims the memory when the process exits a moment later. Safe for the
+    same reason as `tune_gc`: every file and connection is closed explicitly, nothing rivet-ci
+    needs is left to a finalizer. Only for the process entry point (`main`), never in-process.
+    """
+    gc.freeze()
