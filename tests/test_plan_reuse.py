@@ -26,6 +26,7 @@ from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.plan_reuse import (
     placeholder_values,
     plan_key,
+    review_scope,
     shared_plans,
     summary_plan,
 )
@@ -149,9 +150,13 @@ def facts_for(rng: random.Random, names: list[str]) -> Any:
 
 
 def assert_same(got: PullRequestPlan, base: Plan, head: Plan, renames: dict[str, str]) -> None:
-    assert got.base == base
-    assert got.head == head
-    assert got.diff == diff_plans(base, head, renames=renames)
+    """A run writing a plan document: every plan in full there; the review (the diff, the
+    gate, the comment) is the full plans cut down to what the change can affect."""
+    assert got.document_base == base
+    assert got.document_head == head
+    scope = review_scope(base, head, renames)
+    assert (got.base, got.head) == (scope.base, scope.head)
+    assert got.diff == diff_plans(scope.base, scope.head, renames=renames)
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -216,13 +221,15 @@ def test_incremental_equals_full_plan_on_random_changes(
     # The cold run stored every distinct (path, blob); the warm run found them all.
     assert cache.stats.written == len(distinct)
     assert cache.stats.hits == len(distinct)
-    # Without a plan document, files the change cannot affect are summaries: the diff (and so
-    # the comment and the gate) is still exactly the full one.
-    shared = shared_plans(runs[0].base.configs, runs[0].head.configs, renames)
+    # Without a plan document, files the change cannot affect are summaries, or not planned at
+    # all when they cannot be in the review: the diff (and so the comment and the gate) is
+    # still exactly the full plans' cut down to the review.
+    scope = review_scope(base, head, renames)
+    shared = shared_plans(runs[0].document_base.configs, runs[0].document_head.configs, renames)
     for got in (run(None, full=False), run(cache, full=False)):
-        assert got.diff == diff_plans(base, head, renames=renames)
+        assert got.diff == diff_plans(scope.base, scope.head, renames=renames)
         assert got.checked() == runs[0].checked()
-        for side, full in ((got.base, base), (got.head, head)):
+        for side, full in ((got.base, scope.base), (got.head, scope.head)):
             assert side.configs == tuple(summary_plan(c) if c.path in shared else c
                                          for c in full.configs)
     # Files the change left alone share one plan; the change touches only the others.
@@ -232,7 +239,7 @@ def test_incremental_equals_full_plan_on_random_changes(
                  if dict(repo.tree_blobs(base_sha, GLOBS))[p]
                  == dict(repo.tree_blobs(head_sha, GLOBS))[p]} - set(renames) - set(
                      renames.values())
-    assert shared_plans(runs[0].base.configs, runs[0].head.configs, renames) == same_blob
+    assert shared == same_blob
 
 
 def test_diff_of_shared_plans_equals_diff_of_copies() -> None:

@@ -75,9 +75,11 @@ def test_added_removed_and_modified_configs_give_export_statuses(repo: Repo) -> 
     assert changes["customers"].score_delta is not None and changes["customers"].score_delta < 0
     assert "chunking_heavy" in changes["customers"].reasons_added
     assert changes["orders"].status == "unchanged"
-    # A file the PR did not touch: named as unchanged, its exports not compared one by one.
+    # A file the PR did not touch, with no export in a source group it touches: planned (for
+    # the plan document), outside the review.
     assert "sessions" not in changes
-    assert "rivet/web.yaml" in pr.diff.unchanged_files
+    assert "rivet/web.yaml" not in {c.path for c in pr.head.configs}
+    assert "rivet/web.yaml" in {c.path for c in pr.document_head.configs}
     assert "rivet/orders.yaml" not in pr.diff.unchanged_files
     assert {c.export_name for c in pr.diff.changed_exports} == {"events", "audit_log",
                                                                 "customers"}
@@ -127,7 +129,8 @@ def test_a_base_branch_that_moved_after_the_fork_point_is_not_the_prs(repo: Repo
     changes = by_name(pr)
     assert [c.export_name for c in pr.diff.changed_exports] == ["events"]
     assert "order_items" not in changes
-    assert "sessions" not in changes and "rivet/web.yaml" in pr.diff.unchanged_files
+    assert "sessions" not in changes
+    assert "rivet/web.yaml" not in {c.path for c in pr.head.configs}
 
 
 def test_a_repo_wide_source_group_collision_across_two_new_files(repo: Repo) -> None:
@@ -156,5 +159,11 @@ def test_an_unchanged_repo_wide_collision_is_pre_existing(repo: Repo) -> None:
     repo.commit("unrelated", {"rivet/web.yaml": config(export("sessions", parallel=2),
                                                        url_env="WEB_URL")})
     pr = plan(repo)
+    # The change touches no file of shared_replica: the collision is outside the review.
+    assert [w for w in pr.diff.warnings if w.scope == REPO_SCOPE] == []
+    repo.commit("a light export joins the group", {"rivet/web.yaml": config(
+        export("sessions", parallel=2, source_group="shared_replica"), url_env="WEB_URL")})
+    pr = plan(repo)
     repo_wide = [w for w in pr.diff.warnings if w.scope == REPO_SCOPE]
     assert [w.status for w in repo_wide] == ["pre-existing"]
+    assert repo_wide[0].members_head == repo_wide[0].members_base  # the same heavy exports

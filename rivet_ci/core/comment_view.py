@@ -477,7 +477,15 @@ def build_comment_view(
 def checked_text(checked: Mapping[str, int]) -> str:
     """What the verdict is based on: `checked 2 config files (7 exports) at head, 2 (6) at
     base`. Says it plainly when nothing matched, so a gate that checked nothing never looks
-    like a pass over real configs."""
+    like a pass over real configs. When the review covers only what the change can affect
+    (`head-files` given): `checked 3 of 400 config files (90 exports) at head, 3 of 400 (88)
+    at base — the changed files and the source groups they touch`."""
+    if "head-files" in checked:
+        head = (f"{checked['head-configs']:,} of {plural(checked['head-files'], 'config file')}"
+                f" ({plural(checked['head-exports'], 'export')}) at head")
+        base = (f"{checked['base-configs']:,} of {checked['base-files']:,} "
+                f"({checked['base-exports']:,}) at base")
+        return f"checked {head}, {base} — the changed files and the source groups they touch"
     head = (f"{plural(checked['head-configs'], 'config file')} "
             f"({plural(checked['head-exports'], 'export')}) at head")
     base = f"{checked['base-configs']:,} ({checked['base-exports']:,}) at base"

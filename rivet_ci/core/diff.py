@@ -21,7 +21,7 @@ from rivet_ci.core.campaign import (
     pressure_message,
 )
 from rivet_ci.core.fast_model import construct
-from rivet_ci.core.plan_reuse import shared_plans
+from rivet_ci.core.plan_reuse import unchanged_files
 from rivet_ci.core.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import HEAVY_COST, ExportRecommendation
@@ -251,18 +251,6 @@ def diff_plans(
         findings=tuple(findings), head_problems=head.all_problems,
         unchanged_files=tuple(sorted(unchanged)),
     )
-
-
-def unchanged_files(base: Plan, head: Plan, renames: Mapping[str, str]) -> frozenset[str]:
-    """Paths whose plan is the same on both sides (`plan_reuse.shared_plans`, or equal) and
-    untouched by a rename: nothing inside them can differ."""
-    shared = shared_plans(base.configs, head.configs, renames)
-    touched = set(renames) | set(renames.values())
-    before = {c.path: c for c in base.configs}
-    equal = {c.path for c in head.configs
-             if c.path not in shared and c.path not in touched
-             and (b := before.get(c.path)) is not None and b == c}
-    return shared | equal if equal else shared
 
 
 def _export_change(

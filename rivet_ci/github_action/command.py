@@ -229,7 +229,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             pr, gate = report.pr, report.gate
             write(settings.output_path, report.document_chunks(), root=settings.workspace)
             if rivet_path is not None:
-                write(rivet_path, dump_json(rivet_document(pr.head.configs,
+                write(rivet_path, dump_json(rivet_document(pr.document_head.configs,
                                                            created_at=ctx.now())),
                       root=settings.workspace)
             outputs.update({
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
                 "gate": "passed" if gate.passed else "failed",
                 "comment-posted": False,
-                **report.checked,
+                **pr.planned_counts(),
                 "policy": gate.policy,
             })
             write_step_outputs(outputs)

@@ -110,7 +110,8 @@ class Report:
         """The plan document (`rivet-ci-plan/1` with the pull request's keys)."""
         pr = self.pr
         return pull_request_document(
-            pr.base, pr.head, pr.diff, self.gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+            pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
+            head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
             version=__version__)
 
@@ -122,7 +123,8 @@ class Report:
         (what `output.sink.write_chunks` writes)."""
         pr = self.pr
         return pull_request_document_chunks(
-            pr.base, pr.head, pr.diff, self.gate, base_sha=pr.base_sha, head_sha=pr.head_sha,
+            pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
+            head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
             version=__version__)
 

@@ -22,7 +22,13 @@ from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import is_facts_document
 from rivet_ci.core.plan_format import ChangedFileJSON
-from rivet_ci.core.plan_reuse import facts_digest, plan_key, summary_plan
+from rivet_ci.core.plan_reuse import (
+    facts_digest,
+    may_hold_group,
+    plan_key,
+    review_scope,
+    summary_plan,
+)
 from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.waivers import (
@@ -56,13 +62,45 @@ class PullRequestPlan:
     waiver_problems: tuple[Problem, ...] = ()
     # Every `${NAME}` the configs of both sides use (for the unused `--param` warning).
     placeholders: frozenset[str] = frozenset()
+    # `base` and `head` are what the review covers (core/plan_reuse.review_scope): the files
+    # the change touches and the exports in a source group they touch. `planned_base` and
+    # `planned_head` hold every plan made — every config file's, in full, when a plan document
+    # is written (None: the same as `base`/`head`).
+    planned_base: Plan | None = None
+    planned_head: Plan | None = None
+    # Config files matching the globs on each side (base, head; facts documents not counted),
+    # and whether the review left any of them, or any of their exports, out.
+    matched: tuple[int, int] | None = None
+    narrowed: bool = False
 
     def checked(self) -> dict[str, int]:
-        """What the verdict is based on: config files and exports considered on each side."""
-        return {"base-configs": len(self.base.configs),
-                "base-exports": sum(len(c.exports) for c in self.base.configs),
-                "head-configs": len(self.head.configs),
-                "head-exports": sum(len(c.exports) for c in self.head.configs)}
+        """What the verdict is based on: config files and exports the review covers on each
+        side; with `narrowed`, also how many config files matched (`base-files`,
+        `head-files`)."""
+        counts = {"base-configs": len(self.base.configs),
+                  "base-exports": sum(len(c.exports) for c in self.base.configs),
+                  "head-configs": len(self.head.configs),
+                  "head-exports": sum(len(c.exports) for c in self.head.configs)}
+        if self.narrowed and self.matched is not None:
+            counts["base-files"], counts["head-files"] = self.matched
+        return counts
+
+    def planned_counts(self) -> dict[str, int]:
+        """Config files and exports planned on each side (every matching file's when a plan
+        document is written: the action's outputs `head-configs`, ...)."""
+        base, head = self.document_base, self.document_head
+        return {"base-configs": len(base.configs),
+                "base-exports": sum(len(c.exports) for c in base.configs),
+                "head-configs": len(head.configs),
+                "head-exports": sum(len(c.exports) for c in head.configs)}
+
+    @property
+    def document_base(self) -> Plan:
+        return self.base if self.planned_base is None else self.planned_base
+
+    @property
+    def document_head(self) -> Plan:
+        return self.head if self.planned_head is None else self.planned_head
 
     @property
     def changed_files_json(self) -> list[ChangedFileJSON]:
@@ -224,6 +262,7 @@ class _Unit:
     """One (path, blob): loaded and planned once, shared by both sides when both have it."""
 
     path: str
+    oid: str
     text: str
     loaded: LoadedConfig | None = None
     plan: ConfigPlan | None = None
@@ -258,7 +297,7 @@ def _side(files: Sequence[tuple[str, str]], texts: Mapping[str, str | None], whe
             if skipped is not None:
                 skipped.append(path)
         else:
-            entries.append(units.setdefault((path, oid), _Unit(path=path, text=text)))
+            entries.append(units.setdefault((path, oid), _Unit(path=path, oid=oid, text=text)))
     return _Side(entries=entries, waivers=WaiverSink([], []))
 
 
@@ -311,25 +350,23 @@ def plan_pull_request(
                       units, skipped)
     del texts
     # Files both sides have unchanged (same path, same blob, not renamed): the change cannot
-    # affect them; without full plans they are kept as summaries.
+    # affect them; without full plans they are kept as summaries, and those with no export in
+    # a source group the change touches are not planned at all (core/plan_reuse.review_scope).
     renames = {shown_path(c.old_path): shown_path(c.path) for c in changed
                if c.status == "renamed" and c.old_path}
     renamed = set(renames) | set(renames.values())
     in_base = {id(e) for e in base_side.entries}
-    summarized = set() if full_plans else {
-        id(e) for e in head_side.entries
-        if isinstance(e, _Unit) and id(e) in in_base and e.path not in renamed}
+    unaffected = {id(e) for e in head_side.entries
+                  if isinstance(e, _Unit) and id(e) in in_base and e.path not in renamed}
+    summarized = set() if full_plans else unaffected
     if cache is not None and (collect is not None or add_history is not None):
         cache.stats.unused = "the facts are collected for this run"
         cache = None  # facts made for this run: nothing to reuse
-    if cache is not None:
-        fingerprint, digest = planning_fingerprint(), facts_digest(facts)
-        for (path, oid), unit in units.items():
-            unit.key = plan_key(fingerprint=fingerprint, path=path, blob=oid, text=unit.text,
-                                environ=environ, facts_digest=digest)
-            hit = cache.get(unit.key, summary=id(unit) in summarized)
-            if hit is not None:
-                unit.plan, unit.export_lines = hit.plan, hit.export_lines
+    # With the facts known now, each file is loaded and planned in one go (only one file's
+    # loaded config is alive at a time); live facts and run history need every config first.
+    at_once = collect is None and add_history is None
+    fingerprint, digest = ((planning_fingerprint(), facts_digest(facts)) if cache is not None
+                           else ("", ""))
 
     def plan_unit(unit: _Unit, facts: FactsFile | None) -> None:
         assert unit.loaded is not None
@@ -340,22 +377,34 @@ def plan_pull_request(
             unit.plan = summary_plan(unit.plan)
         unit.loaded = None  # planned: the loaded config is not needed any more
 
-    # With the facts known now, each file is loaded and planned in one go (only one file's
-    # loaded config is alive at a time); live facts and run history need every config first.
-    at_once = collect is None and add_history is None
-    for unit in units.values():
-        if unit.plan is None:
+    def load_units(chosen: Sequence[_Unit]) -> None:
+        """From the cache, or loaded (and, with the facts known, planned)."""
+        for unit in chosen:
+            if cache is not None:
+                unit.key = plan_key(fingerprint=fingerprint, path=unit.path,
+                                    blob=unit.oid, text=unit.text, environ=environ,
+                                    facts_digest=digest)
+                hit = cache.get(unit.key, summary=id(unit) in summarized)
+                if hit is not None:
+                    unit.plan, unit.export_lines = hit.plan, hit.export_lines
+                    continue
             unit.loaded = load_config_text(unit.path, unit.text, environ)
             unit.export_lines = unit.loaded.export_lines
             if at_once:
                 plan_unit(unit, facts)
-    for side in (base_side, head_side):
-        for entry in side.entries:
-            if isinstance(entry, _Unit) and "rivet-ci:" in entry.text:
-                assert entry.export_lines is not None
-                found, problems = inline_waivers(entry.path, entry.text, entry.export_lines)
-                side.waivers.waivers += found
-                side.waivers.problems += problems
+
+    # The files the change touches first; then, when no plan document needs every plan, of
+    # the others only those whose text may hold a source group one of those files' exports is
+    # in (`may_hold_group`: a file it rules out has no export in the review).
+    load_units([u for u in units.values() if id(u) not in unaffected])
+    rest = [u for u in units.values() if id(u) in unaffected]
+    if not full_plans and at_once:
+        groups = frozenset(
+            group for u in units.values() if id(u) not in unaffected and u.plan is not None
+            for e in u.plan.exports if (group := e.recommendation.source_group) is not None)
+        rest = [u for u in rest if may_hold_group(u.text, groups)]
+    load_units(rest)
+    planned_units = [u for u in units.values() if u.plan is not None or u.loaded is not None]
     base_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in base_side.entries]
     head_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in head_side.entries]
     file_list, file_problems = base_waivers_file(
@@ -371,7 +420,7 @@ def plan_pull_request(
     elif add_history is not None:
         facts = add_history(facts, [c for c in (*head_loaded, *base_loaded) if c is not None])
     del base_loaded, head_loaded
-    for unit in units.values():
+    for unit in planned_units:
         if unit.plan is None:
             plan_unit(unit, facts)
 
@@ -380,27 +429,46 @@ def plan_pull_request(
         plans = []
         for entry in side.entries:
             if isinstance(entry, _Unit):
-                assert entry.plan is not None
-                plans.append(entry.plan)
+                if entry.plan is not None:  # (None: not planned, outside the review)
+                    plans.append(entry.plan)
             else:
                 plans.append(plan_config(entry, facts))
         return Plan(configs=tuple(plans), facts=origin, problems=tuple(facts_problems))
 
     base_plan = plan_side(base_side)
     head_plan = plan_side(head_side)
-    diff = diff_plans(base_plan, head_plan, renames=renames)
-    if not head_plan.configs:
+    scope = review_scope(base_plan, head_plan, renames)
+    diff = diff_plans(scope.base, scope.head, renames=renames)
+    if not head_side.entries:
         diff = diff.model_copy(update={"findings": (
             no_configs_finding(repo, None if worktree else head_sha, globs), *diff.findings)})
+    # Inline waivers of the files in the review, and of their exports in it (one elsewhere can
+    # only be unused: a finding outside the review is never new).
+    reviewed = {(c.path, e.export_name) for plan in (scope.base, scope.head)
+                for c in plan.configs for e in c.exports}
+    for side, plan in ((base_side, scope.base), (head_side, scope.head)):
+        in_review = {c.path for c in plan.configs}
+        for entry in side.entries:
+            if isinstance(entry, _Unit) and entry.path in in_review and "rivet-ci:" in entry.text:
+                assert entry.export_lines is not None
+                found, problems = inline_waivers(entry.path, entry.text, entry.export_lines)
+                side.waivers.waivers += [w for w in found
+                                         if (entry.path, w.export_name) in reviewed]
+                side.waivers.problems += problems
     placeholders = frozenset().union(*(
         placeholder_names(u.text) for u in units.values() if "${" in u.text))
     return PullRequestPlan(
-        base_sha=fork_point, head_sha=head_sha, changed=changed, base=base_plan,
-        head=head_plan, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
+        base_sha=fork_point, head_sha=head_sha, changed=changed, base=scope.base,
+        head=scope.head, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
         waivers=(*mark_added_in_pr(head_side.waivers.waivers, base_side.waivers.waivers),
                  *file_list),
         waiver_problems=(*head_side.waivers.problems, *file_problems),
         placeholders=placeholders,
+        planned_base=base_plan, planned_head=head_plan,
+        matched=(len(base_side.entries), len(head_side.entries)),
+        # (a file not planned is outside the review: counted by `matched`, not by the scope)
+        narrowed=scope.narrowed or (len(scope.base.configs), len(scope.head.configs)) != (
+            len(base_side.entries), len(head_side.entries)),
     )
 
 
