@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 import xxhash
 
-from rivet_ci.core.config import Compression, ExportConfig, SourceConfig
+from rivet_ci.core.config import Compression, DestinationConfig, ExportConfig, SourceConfig
 from rivet_ci.core.config_rules import max_file_size_bytes
 from rivet_ci.core.diagnostics import (
     PREFLIGHT_FAILED_VERDICT,
@@ -217,11 +217,15 @@ _PARQUET_KEYS = ("row_group_strategy", "row_group_rows", "target_row_group_mb", 
 
 class ResolvedPlanMemo:
     """What `resolved_plan` builds once and shares between exports of one document: the
-    resolved tuning per (source, export tuning) pair. The same dict object then stands for
-    every export that resolves to it (the JSON text repeats it; nothing mutates it)."""
+    resolved tuning per (source, export tuning) pair, and the `destination` block per distinct
+    destination section that names no `{date}`/`{export}`/`{table}` placeholder (keyed by its
+    field values: most exports of a repository write to one of a few destinations). The same
+    dict object then stands for every export that resolves to it (the JSON text repeats it;
+    nothing mutates it)."""
 
     def __init__(self) -> None:
         self.tuning: dict[tuple[int, int], tuple[tuple[Any, Any], ResolvedTuningJSON, str]] = {}
+        self.destination: dict[tuple[Any, ...], DestinationJSON | None] = {}
 
 
 def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Signals, *,
@@ -247,13 +251,19 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     profile = f.get("compression_profile")
     if profile is not None:
         compression, level = _COMPRESSION_PROFILES[str(profile)]
-    given = _fields(f.get("destination"))
+    configured = f.get("destination")
     name = export.name
-    dest: dict[str, Any] = {key: given.get(key) for key in _DESTINATION_KEYS}
-    for key, value in dest.items():
-        if type(value) is str and "{" in value:
-            dest[key] = _expand(value, name, day)
-    dest["allow_anonymous"] = bool(given.get("allow_anonymous"))
+    dest: DestinationJSON | None = None
+    if memo is not None and isinstance(configured, DestinationConfig):
+        # A destination model's field values, in declaration order, identify its block.
+        key = tuple(configured.__dict__.values())
+        if key in memo.destination:
+            dest = memo.destination[key]  # None: it names a placeholder (built per export)
+        else:
+            dest = _destination(_fields(configured), name, day)
+            memo.destination[key] = None if _names_placeholder(key) else dest
+    if dest is None:
+        dest = _destination(_fields(configured), name, day)
     meta = _fields(f.get("meta_columns"))
     row_hash = meta.get("row_hash")
     quality = f.get("quality")
@@ -273,7 +283,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "skip_empty": bool(f.get("skip_empty")),
         "meta_columns": {"exported_at": bool(meta.get("exported_at")),
                          "row_hash": _plain(row_hash) if row_hash is not None else False},
-        "destination": cast(DestinationJSON, dest),
+        "destination": dest,
         "quality": None if quality is None else {
             "row_count_min": _get(quality, "row_count_min"),
             "row_count_max": _get(quality, "row_count_max"),
@@ -294,6 +304,22 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "parquet": None if parquet is None else cast(ParquetJSON, {
             key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
     }
+
+
+def _destination(given: Mapping[str, Any], name: str, day: str) -> DestinationJSON:
+    """`resolved_plan.destination`: every key rivet writes, placeholders filled in."""
+    dest: dict[str, Any] = {key: given.get(key) for key in _DESTINATION_KEYS}
+    for key, value in dest.items():
+        if type(value) is str and "{" in value:
+            dest[key] = _expand(value, name, day)
+    dest["allow_anonymous"] = bool(given.get("allow_anonymous"))
+    return cast(DestinationJSON, dest)
+
+
+def _names_placeholder(values: tuple[Any, ...]) -> bool:
+    """Whether a destination section's block depends on the export or the day: `_expand`
+    fills a value that holds a `{`."""
+    return any(type(value) is str and "{" in value for value in values)
 
 
 _DECIMAL = re.compile(r"^decimal\((\d+)\s*,\s*(\d+)\)$", re.IGNORECASE)
