@@ -25,6 +25,7 @@ M = TypeVar("M", bound=BaseModel)
 
 _MISSING = object()
 _set = object.__setattr__
+_new = object.__new__
 
 
 class Maker:
@@ -78,13 +79,15 @@ class Maker:
         given) and the defaults of the fields `data` leaves out."""
         if self.aliases:
             data = {self.aliases.get(key, key): value for key, value in data.items()}
-        values = self.template.copy()
-        for name, factory in self.factories:
-            if name not in data:
-                values[name] = factory()
-        values.update(data)
-        model = self.model
-        instance = model.__new__(model)
+        if self.factories:
+            values = self.template.copy()
+            for name, factory in self.factories:
+                if name not in data:
+                    values[name] = factory()
+            values.update(data)
+        else:  # one merge: the defaults, then the given values (declaration order kept)
+            values = {**self.template, **data}
+        instance = _new(self.model)  # object.__new__ itself: no look-up through the metaclass
         _set(instance, "__dict__", values)
         _set(instance, "__pydantic_fields_set__", set(data))
         _set(instance, "__pydantic_extra__", None)
@@ -108,8 +111,7 @@ def maker(model: type[BaseModel]) -> Maker:
 def replace(instance: M, update: dict[str, Any]) -> M:
     """`instance.model_copy(update=update)` for a model without extra fields or private
     attributes (fields set: the instance's plus the updated ones)."""
-    model = type(instance)
-    copied = model.__new__(model)
+    copied = _new(type(instance))
     _set(copied, "__dict__", {**instance.__dict__, **update})
     _set(copied, "__pydantic_fields_set__", instance.__pydantic_fields_set__ | update.keys())
     _set(copied, "__pydantic_extra__", None)
