@@ -328,6 +328,17 @@ def validate_rejection(export: ExportConfig, *, resolved: str) -> tuple[str, str
     return None
 
 
+def validate_plan(export: ExportConfig, *, resolved: str,
+                  ) -> tuple[tuple[str, str] | None, list[str]]:
+    """`validate_plan` (§4.3, §5.7): the first rejection (`validate_rejection`) and the warnings
+    (`validate_entries`). Both hinge on a `quality:` section or a stdout destination; an export
+    with neither — nearly every export — has no rejection and no entry, read once here."""
+    if config_value(export, "quality") is None and destination_type(export) != "stdout":
+        return None, []
+    return (validate_rejection(export, resolved=resolved),
+            validate_entries(export, resolved=resolved))
+
+
 def validate_entries(export: ExportConfig, *, resolved: str) -> list[str]:
     """`validate_plan` warnings of §5.7 that a plan can reach, as `[rule] text` entries.
 

@@ -249,12 +249,13 @@ def recommend_export(
             score += contribution.delta
             if contribution.reason is not None:
                 reasons.append(contribution.reason)
-    history_total = 0
-    for contribution in history_contributions(history):
-        history_total += contribution.delta
-        if contribution.reason is not None:
-            reasons.append(contribution.reason)
-    score += max(history_total, -HISTORY_PENALTY_CAP)
+    if history is not None and history.runs:  # no finished run: no history rule applies
+        history_total = 0
+        for contribution in history_contributions(history):
+            history_total += contribution.delta
+            if contribution.reason is not None:
+                reasons.append(contribution.reason)
+        score += max(history_total, -HISTORY_PENALTY_CAP)
     score = min(max(score, 0), 100)
     return construct(ExportRecommendation, {
         "export_name": export_name, "source_group": source_group, "priority_score": score,

@@ -26,8 +26,7 @@ from rivet_ci.core.diagnostics import (
     preflight_warnings,
     recommended_profile,
     suggestion,
-    validate_entries,
-    validate_rejection,
+    validate_plan,
 )
 from rivet_ci.core.facts import ExportFacts
 from rivet_ci.core.fast_model import construct
@@ -96,17 +95,17 @@ def derive_signals(
     resolution = resolve_strategy(export, facts, source_type=source_type,
                                   mongo_page_size=mongo_page_size)
     strategy = _PRIORITIZATION_KIND[resolution.strategy]
-    rejected = validate_rejection(export, resolved=resolution.strategy)
+    rejected, validate = validate_plan(export, resolved=resolution.strategy)
     if rejected is not None:
         raise PlanRefusedError(rejected[1], rejected[0])
-    validate = validate_entries(export, resolved=resolution.strategy)
     detection = detect_chunks(export, resolution, facts, source_type=source_type)
-    notes = (*resolution.notes, *detection.notes)
-    common = {
+    # The fields every export has; each branch below adds its own and builds the model.
+    values = {
         "strategy": strategy, "freshness": freshness,
         "reconcile_required": export.reconcile_required,
         "resolved_strategy": resolution.strategy, "chunk_column": resolution.column,
-        "chunk_size": resolution.chunk_size or None, "notes": notes,
+        "chunk_size": resolution.chunk_size or None,
+        "notes": (*resolution.notes, *detection.notes) if detection.notes else resolution.notes,
         "chunk_count": detection.windows if detection.windows else None,
         "chunk_geometry": detection.geometry,
     }
@@ -115,11 +114,11 @@ def derive_signals(
         rows = None
         if resolution.strategy == "chunked" and export.chunk_by_days is None:
             rows = detection.span
-        return construct(Signals, {
-            **common, "row_estimate": rows, "range_column": export.range_column,
-            "verdict": PREFLIGHT_FAILED_VERDICT, "warnings": warnings, "preflight_failed": True,
-            "sparse_range_risk": any(is_sparse_warning(w) for w in warnings),
-        })
+        values.update(
+            row_estimate=rows, range_column=export.range_column,
+            verdict=PREFLIGHT_FAILED_VERDICT, warnings=warnings, preflight_failed=True,
+            sparse_range_risk=any(is_sparse_warning(w) for w in warnings))
+        return construct(Signals, values)
 
     range_column = export.range_column
     if (range_column is None and export.mode == "chunked" and export.chunk_by_key is None
@@ -168,17 +167,17 @@ def derive_signals(
         rows = chunked_row_estimate(span=detection.span, catalog=catalog, measured=measured,
                                     exact=bool(export.chunk_dense),
                                     days=export.chunk_by_days is not None)
-    return construct(Signals, {
-        **common, "row_estimate": max(rows, 0) if rows is not None else None,
-        "avg_row_bytes": width, "uses_index": uses_index, "range_column": range_column,
-        "cursor_range_observed": observed,
-        "cursor_quality": cursor_quality(export, uses_index=uses_index, observed=observed),
-        "verdict": verdict, "warnings": warnings,
-        "sparse_range_risk": any(is_sparse_warning(w) for w in warnings),
-        "preflight_estimate": catalog, "estimate_label": label,
-        "recommended_profile": recommended_profile(uses_index=uses_index, rows=catalog,
-                                                   parallel=export.parallel),
-    })
+    values.update(
+        row_estimate=max(rows, 0) if rows is not None else None,
+        avg_row_bytes=width, uses_index=uses_index, range_column=range_column,
+        cursor_range_observed=observed,
+        cursor_quality=cursor_quality(export, uses_index=uses_index, observed=observed),
+        verdict=verdict, warnings=warnings,
+        sparse_range_risk=any(is_sparse_warning(w) for w in warnings),
+        preflight_estimate=catalog, estimate_label=label,
+        recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
+                                                parallel=export.parallel))
+    return construct(Signals, values)
 
 
 def cursor_quality(export: ExportConfig, *, uses_index: bool, observed: bool) -> CursorQuality:
