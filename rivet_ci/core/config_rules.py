@@ -604,6 +604,8 @@ def _last_segment(name: str) -> str:
 
 
 def _column_overrides(e: ExportConfig, at: Loc, add: Add) -> None:
+    if not e.columns:  # nearly every export: nothing to check
+        return
     by_query = e.query is not None or e.query_file is not None
     captured = {_last_segment(t) for t in ((e.table,) if e.table is not None else ())
                 + (e.tables or ())}
@@ -620,6 +622,8 @@ def _column_overrides(e: ExportConfig, at: Loc, add: Add) -> None:
 
 
 def _cdc(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -> None:
+    if e.cdc is None and e.mode != "cdc":  # every rule below needs a `cdc:` section or mode
+        return
     tables = ((e.table,) if e.table is not None else ()) + (e.tables or ())
     if e.cdc is not None and e.cdc.initial == "snapshot" and \
             any(_last_segment(t) == "snapshot" for t in tables):

@@ -254,12 +254,11 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     configured = f.get("destination")
     name = export.name
     dest: DestinationJSON | None = None
-    if memo is not None and isinstance(configured, DestinationConfig):
+    if memo is not None and type(configured) is DestinationConfig:
         # A destination model's field values, in declaration order, identify its block.
         key = tuple(configured.__dict__.values())
-        if key in memo.destination:
-            dest = memo.destination[key]  # None: it names a placeholder (built per export)
-        else:
+        dest = memo.destination.get(key, _UNSEEN)  # None: it names a placeholder (per export)
+        if dest is _UNSEEN:
             dest = _destination(_fields(configured), name, day)
             memo.destination[key] = None if _names_placeholder(key) else dest
     if dest is None:
@@ -304,6 +303,9 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "parquet": None if parquet is None else cast(ParquetJSON, {
             key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
     }
+
+
+_UNSEEN: Any = object()
 
 
 def _destination(given: Mapping[str, Any], name: str, day: str) -> DestinationJSON:
