@@ -322,18 +322,21 @@ def _indented(value: Any, depth: int) -> bytes:
 def _line_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
     """Pieces joined into blocks of about CHUNK_BYTES, each ending with a line break but the
     last (the rest of the text): blocks the output boundary can redact one by one."""
-    buffer: list[bytes] = []
+    buffer: list[bytes | memoryview] = []
     size = 0
     for piece in pieces:
         buffer.append(piece)
         size += len(piece)
         if size >= CHUNK_BYTES:
-            data = b"".join(buffer)
-            cut = data.rfind(b"\n") + 1
+            # Cut after the last line break of this piece (most pieces end one), joining the
+            # text once: no copy of the block is sliced out of a bigger join. Without a line
+            # break in it, the block grows until a piece brings one.
+            cut = piece.rfind(b"\n") + 1
             if cut:
-                yield data[:cut]
-                data = data[cut:]
-            buffer, size = [data], len(data)
+                rest = piece[cut:]
+                buffer[-1] = memoryview(piece)[:cut]
+                yield b"".join(buffer)
+                buffer, size = [rest], len(rest)
     rest = b"".join(buffer)
     if rest:
         yield rest
