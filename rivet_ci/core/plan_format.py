@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Annotated, Any, Final, Literal, NotRequired, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NotRequired, TypeAlias
 
 from pydantic import (
     ConfigDict,
@@ -47,12 +47,14 @@ from rivet_ci.core.config import (
     TuningProfile,
     Verify,
 )
-from rivet_ci.core.diff import ChangeStatus, Finding, FindingStatus, OrderMove, WarningChange
 from rivet_ci.core.problems import ProblemFinding, Severity
 from rivet_ci.core.recommendation import CostClass, ExportRecommendation, PriorityClass, RiskClass
 from rivet_ci.core.resolve import ResolvedStrategy
 from rivet_ci.core.signals import CursorQuality
-from rivet_ci.core.waivers import WaivedFinding, WaiverNote
+
+if TYPE_CHECKING:  # the pull-request keys' models: imported by `_adapter`, see there
+    from rivet_ci.core.diff import ChangeStatus, Finding, FindingStatus, OrderMove, WarningChange
+    from rivet_ci.core.waivers import WaivedFinding, WaiverNote
 
 PLAN_FORMAT: Final = "rivet-ci-plan/1"
 SCHEMA_ID = "https://raw.githubusercontent.com/rivet-ci/rivet-ci/main/schemas/plan.schema.json"
@@ -538,6 +540,19 @@ class PlanDocumentJSON(TypedDict):
 
 @cache
 def _adapter() -> TypeAdapter[PlanDocumentJSON]:
+    # The models of the pull-request keys are imported only here, where the document is read
+    # or its schema made: writing a plan needs none of them, and importing the diff and the
+    # waivers cost every `rivet-ci plan` ~5 ms. pydantic resolves the TypedDicts' names in
+    # this module and then in the namespace of the frame that builds the adapter (this one).
+    from rivet_ci.core.diff import (  # noqa: F401
+        ChangeStatus,
+        Finding,
+        FindingStatus,
+        OrderMove,
+        WarningChange,
+    )
+    from rivet_ci.core.waivers import WaivedFinding, WaiverNote  # noqa: F401
+
     return TypeAdapter(PlanDocumentJSON)
 
 
