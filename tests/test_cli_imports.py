@@ -9,11 +9,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "psycopg", "pymysql", "jinja2", "pydantic")
+# Modules of pull-request reviews only (the diff, waivers): a plan needs none of them.
+REVIEW_ONLY = ("rivet_ci.core.diff", "rivet_ci.core.waivers", "rivet_ci.core.policy")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -24,14 +27,20 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
     except SystemExit as exc:
         code = exc.code
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
-print(json.dumps({"code": code, "heavy": heavy}))
-""" % (HEAVY,)  # noqa: UP031 - the probe is a program text
+review = sorted(set(sys.modules) & set(%r))
+print(json.dumps({"code": code, "heavy": heavy, "review": review}))
+""" % (HEAVY, REVIEW_ONLY)  # noqa: UP031 - the probe is a program text
+
+
+def probe(*argv: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=REPO, check=True,
+                          capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def loaded(*argv: str) -> tuple[int, list[str]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=REPO, check=True,
-                          capture_output=True, text=True)
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = probe(*argv)
     return int(result["code"] or 0), list(result["heavy"])
 
 
@@ -42,9 +51,10 @@ def test_version_imports_no_command() -> None:
 @pytest.mark.parametrize("fmt", ["pretty", "json"])
 def test_plan_from_a_facts_file_loads_no_database_or_template_library(
         tmp_path: Path, fmt: str) -> None:
-    code, heavy = loaded("plan", "examples/pipelines", "--facts", "examples/facts.yaml",
-                         "--format", fmt, "--output", str(tmp_path / "plan.json"))
-    assert (code, heavy) == (0, ["pydantic"])  # the config models, nothing else
+    result = probe("plan", "examples/pipelines", "--facts", "examples/facts.yaml",
+                   "--format", fmt, "--output", str(tmp_path / "plan.json"))
+    assert (result["code"], result["heavy"]) == (0, ["pydantic"])  # the config models only
+    assert result["review"] == []  # nor the diff, waiver or gate models
     assert (tmp_path / "plan.json").is_file()
 
 
