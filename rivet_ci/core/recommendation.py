@@ -48,7 +48,8 @@ class ExportRecommendation(BaseModel):
 
     @property
     def low_confidence(self) -> bool:
-        return "low_confidence_metadata" in self.reason_kinds
+        # No tuple of kinds built: the plan's summary asks this of every export.
+        return any(reason.kind == "low_confidence_metadata" for reason in self.reasons)
 
 
 class Wave(BaseModel):
