@@ -14,7 +14,8 @@ Each is a separate process, timed from spawn to exit (wall) and by its own CPU t
 from `os.wait4`, less disturbed by other load on the machine), with its peak RSS (spawned by a
 small launcher, so the figure is the command's own). Target
 (issue 11): plan ≤ 2× the floor at 10,000 exports. `--phases` adds an in-process breakdown of
-the plan run (start-up, load, facts, plan, document) to show where the rest of the time goes.
+the plan run (imports, finding the configs, facts, load, plan, summary, the document's blocks,
+the spool, the final write: the steps of the streamed run) to show where the time goes.
 
 rivet-ci is measured as it is shipped, with its bytecode compiled (`shipped.compile_package`, as
 pip does at install time): the floor's imports (yaml, json) have theirs, and an editable checkout
@@ -34,9 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TextIO, cast
 
 import yaml
 
@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_planner import generate  # the planner benchmark's input generator
 from shipped import compile_package  # rivet-ci's bytecode, as an install has it
 
-T = TypeVar("T")
 TARGET_RATIO = 2.0
 FLOOR = (
     "import gc, json, sys, yaml\n"
@@ -102,31 +101,85 @@ def prepare(root: Path, count: int, per_file: int) -> tuple[list[Path], Path]:
     return configs, facts
 
 
-def phases(root: Path, configs: list[Path], facts_path: Path, runs: int) -> dict[str, float]:
-    """In-process CPU time of each phase of the plan run, best of `runs`."""
-    from rivet_ci.adapters.files import load_config_file, load_facts_file
-    from rivet_ci.core.document import dump_json, plan_document
-    from rivet_ci.core.planner import FactsOrigin, plan_configs
+class Laps:
+    """CPU time between successive calls, summed per step name."""
 
-    def best(fn: Callable[[], T]) -> tuple[float, T]:
-        times: list[float] = []
-        result: T | None = None
+    def __init__(self) -> None:
+        self.took: dict[str, float] = {}
+        self.clock = time.process_time()
+
+    def __call__(self, name: str) -> None:
+        now = time.process_time()
+        self.took[name] = self.took.get(name, 0.0) + now - self.clock
+        self.clock = now
+
+
+def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
+    """In-process CPU time of each step of the plan run, best of `runs`, step by step as
+    `rivet_ci.commands.plan.run_streamed` does them: the imports (a fresh process importing the
+    command), finding the configs, the facts, then per config: load, plan, the summary, the
+    document's blocks (built, serialised, redacted) and the spool; then the final write of the
+    document (to plan.json and to a stream, as `--format json --output` does)."""
+    import io
+    import os
+
+    from rivet_ci.adapters.files import load_config_file
+    from rivet_ci.commands.context import Context
+    from rivet_ci.commands.plan import _spooled, config_paths, load_facts_arg
+    from rivet_ci.core.document import (
+        add_to_summary,
+        config_chunks,
+        document_chunks,
+        document_head,
+        empty_summary,
+    )
+    from rivet_ci.core.planner import plan_config
+    from rivet_ci.core.rivet_artifact import ResolvedPlanMemo
+    from rivet_ci.output.redaction import redactor_for
+    from rivet_ci.output.sink import RedactingStream, write_chunks
+
+    importing = "import time; import rivet_ci.commands.plan; print(time.process_time())"
+    out: dict[str, float] = {"imports": min(float(subprocess.run(
+        [sys.executable, "-c", importing], check=True, capture_output=True, text=True).stdout)
+        for _ in range(runs))}
+    redact = redactor_for({})
+    with open(os.devnull, "w", encoding="utf-8") as devnull:
+        ctx = Context(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=root,
+                      redact=redact)
+        stream = cast(TextIO, RedactingStream(devnull, redact))
+        gc.disable()
         for _ in range(runs):
-            started = time.process_time()
-            result = fn()
-            times.append(time.process_time() - started)
-        assert result is not None
-        return min(times), result
-
-    gc.disable()
-    out: dict[str, float] = {}
-    out["load"], loaded = best(lambda: [load_config_file(p, root=root, environ={})
-                                        for p in configs])
-    out["facts"], (facts, problems) = best(lambda: load_facts_file(facts_path, root=root))
-    origin = FactsOrigin(kind="file", path=facts_path.name)
-    out["plan"], plan = best(lambda: plan_configs(loaded, facts, origin, problems))
-    out["document"], _ = best(lambda: dump_json(plan_document(
-        plan, generated_at="2026-11-29T12:00:00Z", version="bench")))
+            lap = Laps()
+            paths = config_paths([Path("pipelines")], ctx,
+                                 not_configs=(Path(facts_path.name), Path("plan.json")))
+            lap("discovery")
+            facts, problems, origin = load_facts_arg(Path(facts_path.name), ctx)
+            lap("facts")
+            memo, summary, sizes = ResolvedPlanMemo(), empty_summary(), []
+            with tempfile.TemporaryFile() as spool:
+                for path in paths:
+                    loaded = load_config_file(path, root=root, environ={})
+                    lap("load")
+                    config = plan_config(loaded, facts)
+                    lap("plan")
+                    assert config is not None
+                    add_to_summary(summary, config)
+                    lap("summary")
+                    blocks = [redact.redact_bytes(b)
+                              for b in config_chunks(config, day="2026-11-29", memo=memo)]
+                    lap("document")
+                    sizes.append(sum(spool.write(b) for b in blocks))
+                    del loaded, config, blocks
+                    lap("spool")
+                head = document_head(facts=origin, summary=summary, problems=problems,
+                                     generated_at="2026-11-29T12:00:00Z", version="bench")
+                spool.seek(0)
+                write_chunks(root / "plan.json",
+                             document_chunks(head, (_spooled(spool, n) for n in sizes)),
+                             redact, root=root, stream=stream)
+                lap("final write")
+            for name, seconds in lap.took.items():
+                out[name] = min(out.get(name, seconds), seconds)
     return out
 
 
@@ -158,7 +211,7 @@ def main() -> int:
         planned = document["summary"]["exports"]
         if planned != args.count or document["summary"]["errors"]:
             raise SystemExit(f"benchmark input is wrong: planned {planned}/{args.count}")
-        split = phases(root, configs, facts, args.runs) if args.phases else None
+        split = phases(root, facts, args.runs) if args.phases else None
 
     best = {name: Run(min(r.wall for r in runs), min(r.cpu for r in runs),
                       max(r.rss_mb for r in runs)) for name, runs in results.items()}
@@ -173,7 +226,7 @@ def main() -> int:
     print(f"plan / floor: {wall_ratio:.2f}× wall, {cpu_ratio:.2f}× cpu "
           f"(target ≤ {TARGET_RATIO:.0f}×)")
     if split is not None:
-        print("in-process phases (cpu, best of runs): " + ", ".join(
+        print("in-process steps (cpu, best of runs): " + ", ".join(
             f"{k} {v:.3f}s" for k, v in split.items())
             + f"; start-up (rivet-ci --version) {best['start-up'].cpu:.3f}s")
     met = cpu_ratio <= TARGET_RATIO
