@@ -160,6 +160,21 @@ def test_merge_keys_and_second_documents_are_not_rivet() -> None:
         "P0-multi-document"]
 
 
+def test_csv_written_through_an_escape_or_a_placeholder_is_still_csv() -> None:
+    """The P2 pre-scan is skipped only when no scalar can read `csv`: a double-quoted escape
+    and a substituted placeholder still reach it."""
+    escaped = ("source: {type: postgres, url_env: U}\nexports:\n"
+               "  - {name: a, table: t, format: \"\\x63sv\", compression: gzip,\n"
+               "     destination: {type: stdout}}\n")
+    assert "csv" not in escaped
+    assert [p.rule for p in load_config_text("e.yaml", escaped, {}).problems] == ["P2a"]
+    placeholder = ("source: {type: postgres, url_env: U}\nexports:\n"
+                   "  - {name: a, table: t, format: ${FMT}, compression: gzip,\n"
+                   "     destination: {type: stdout}}\n")
+    assert [p.rule for p in load_config_text("p.yaml", placeholder, {"FMT": "csv"}).problems
+            ] == ["P2a"]
+
+
 def cli(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = run(argv, Context(stdout=out, stderr=err, environ={}, cwd=cwd))

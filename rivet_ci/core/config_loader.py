@@ -173,6 +173,7 @@ class _Loader:
         self.path_exists = path_exists
         self.problems: list[Problem] = []
         self.root: yaml.Node | None = None
+        self.text = ""  # the substituted text that was composed
 
     def problem(self, line: int | None, loc: Loc, rule: str, message: str) -> None:
         severity: Severity = "error"
@@ -204,6 +205,7 @@ class _Loader:
         empty = LoadedConfig(path=self.path, source=None, exports=(), export_lines={},
                              problems=(), placeholders=placeholders)
         try:
+            self.text = subst.text
             self.root = compose(subst.text)
         except YamlSyntaxError as exc:
             rule = "P0-multi-document" if "one YAML document" in str(exc) else (
@@ -264,7 +266,11 @@ class _Loader:
         if not isinstance(root, yaml.MappingNode):
             return
         exports = _get(root, "exports")
-        if isinstance(exports, yaml.SequenceNode):
+        # P2 concerns `format: csv` exports only. A scalar reads `csv` only where the text holds
+        # it, or builds it from a double-quoted escape (`"\x63sv"`): without either, no export
+        # can have it and the walk is skipped.
+        text = self.text
+        if isinstance(exports, yaml.SequenceNode) and ("csv" in text or "\\" in text):
             for index, item in enumerate(exports.value):
                 self._csv_compression(index, item)
         source = _get(root, "source")
