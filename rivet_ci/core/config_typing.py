@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from rivet_ci.core.config import TUNING_KEYS, ExportConfig, SourceConfig
+from rivet_ci.core.config import TUNING_KEYS, Config, ExportConfig, SourceConfig
 from rivet_ci.core.fast_model import construct
 from rivet_ci.core.patterns import did_you_mean
 from rivet_ci.core.rivet_yaml import (
@@ -103,6 +103,8 @@ class Walk:
     # Each `exports` item (its model, or None when it failed) and line; the typed source.
     exports: list[tuple[Any, int]] = field(default_factory=list)
     parts: dict[str, Any] = field(default_factory=dict)
+    # The sections built so far, by model and typed keys and values (see `Typer._build`).
+    built: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
 class RepetitionLimitError(Exception):
@@ -546,8 +548,23 @@ class Typer:
     def _build(self, kind: Kind, data: Any, loc: Loc, line: int) -> Any:
         model = kind.model
         assert model is not None
-        return build_model(model, data, loc, line, self)
+        if model in _ONE_OF_MANY:
+            return build_model(model, data, loc, line, self)
+        # The exports of a file mostly write the same sections (`destination: {type: local}`):
+        # the models are frozen, so one instance serves every section typed alike (same keys,
+        # same values, same order; each key has one type, so equal values are equal data).
+        try:
+            key = (model, *data.items())
+            found = self.walk.built.get(key)
+        except TypeError:  # a list or map value: not shared
+            return build_model(model, data, loc, line, self)
+        if found is None:
+            found = self.walk.built[key] = build_model(model, data, loc, line, self)
+        return found
 
+
+# Sections that are never alike (each export has its own name; one config and source per file).
+_ONE_OF_MANY: frozenset[type[BaseModel]] = frozenset({Config, ExportConfig, SourceConfig})
 
 _MISSING_HINTS = {
     "source": " — every config needs a `source:` block (type + url/url_env)",
