@@ -67,6 +67,12 @@ class Detection(NamedTuple):
     geometry: tuple[int, int, int] | None = None
 
 
+# Built once (frozen): a full export's resolution, no detection, a column the facts do not know.
+_FULL = Resolution(strategy="full")
+_NOTHING_DETECTED = Detection()
+_UNKNOWN_COLUMN = ColumnFacts()
+
+
 def rust_debug(text: str) -> str:
     """A Rust `{:?}` string: double quotes, escapes for `"`, `\\` and control characters."""
     out = ['"']
@@ -99,7 +105,7 @@ def resolve_strategy(
     if export.mode == "full":
         if source_type == "mongo" and mongo_page_size is not None:
             return Resolution(strategy="keyset", column="_id", chunk_size=max(mongo_page_size, 1))
-        return Resolution(strategy="full")
+        return _FULL
     if export.mode == "incremental":
         return Resolution(strategy="incremental", column=export.cursor_column)
     if export.mode == "time_window":
@@ -237,7 +243,7 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
 
 
 def _column(columns: dict[str, ColumnFacts], name: str) -> ColumnFacts:
-    return columns.get(name) or ColumnFacts()
+    return columns.get(name) or _UNKNOWN_COLUMN
 
 
 # --- chunk detection (§3) -----------------------------------------------------------------------
@@ -318,15 +324,15 @@ def detect_chunks(
 ) -> Detection:
     """rivet's chunk detection over the facts (§3); raises `PlanRefusedError` where rivet aborts."""
     if resolution.strategy != "chunked" or facts is None or facts.preflight_error is not None:
-        return Detection()
+        return _NOTHING_DETECTED
     name = export.name
     column = resolution.column
-    col = _column(facts.columns, column) if column else ColumnFacts()
+    col = _column(facts.columns, column) if column else _UNKNOWN_COLUMN
     observed = col.range_skipped is None and col.min is not None and col.max is not None
     if export.chunk_by_days is not None:
         _null_probe(name, column, col)
         if not observed or col.min is None or col.max is None:
-            return Detection()
+            return _NOTHING_DETECTED
         days: list[int] = []
         for which, raw in (("min", col.min), ("max", col.max)):
             day = parse_date_flexible(raw)
@@ -341,7 +347,7 @@ def detect_chunks(
     if export.chunk_dense:
         n = facts.key_span if facts.key_span is not None else facts.row_estimate
         if n is None:
-            return Detection()
+            return _NOTHING_DETECTED
         windows = window_count(1, n, resolution.chunk_size) if n > 0 else 0
         return Detection(windows=windows, span=n if windows else None,
                          geometry=(1, n, resolution.chunk_size) if windows else None)
@@ -352,7 +358,7 @@ def detect_chunks(
         return Detection(windows=windows, span=facts.key_span if windows else None,
                          geometry=(0, facts.key_span - 1, width) if windows else None)
     if not observed or col.min is None or col.max is None:
-        return Detection()
+        return _NOTHING_DETECTED
     bounds: list[int] = []
     for which, raw in (("min", col.min), ("max", col.max)):
         value = strict_i64(raw)
