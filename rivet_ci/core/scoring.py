@@ -37,14 +37,16 @@ class ScoreRule(NamedTuple):
     message: str | None = None  # a format string; `{rows}`, `{windows}`, ... are filled in
 
     def applied(self, **values: object) -> Contribution:
-        if self.kind is None or self.message is None:
-            return Contribution(self.delta)
-        if not values:  # a fixed message: one frozen Reason serves every export
+        if not values:  # fixed: one contribution (and frozen Reason) serves every export
             static = _STATIC.get(self)
             if static is None:
-                static = _STATIC[self] = Contribution(self.delta, construct(
-                    Reason, {"kind": self.kind, "message": self.message.format()}))
+                static = _STATIC[self] = self._contribution(values)
             return static
+        return self._contribution(values)
+
+    def _contribution(self, values: dict[str, object]) -> Contribution:
+        if self.kind is None or self.message is None:
+            return Contribution(self.delta)
         return Contribution(self.delta, construct(
             Reason, {"kind": self.kind, "message": self.message.format(**values)}))
 

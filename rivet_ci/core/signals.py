@@ -117,7 +117,7 @@ def derive_signals(
         values.update(
             row_estimate=rows, range_column=export.range_column,
             verdict=PREFLIGHT_FAILED_VERDICT, warnings=warnings, preflight_failed=True,
-            sparse_range_risk=any(is_sparse_warning(w) for w in warnings))
+            sparse_range_risk=any(map(is_sparse_warning, warnings)))
         return construct(Signals, values)
 
     range_column = export.range_column
@@ -131,14 +131,15 @@ def derive_signals(
         uses_index = bool(column and column.indexed) or bool(facts.plan_uses_index)
     observed = bool(column and column.range_skipped is None
                     and column.min is not None and column.max is not None)
-    seen = Range(min=column.min, max=column.max) if (
+    seen = Range(column.min, column.max) if (
         observed and column and column.min is not None and column.max is not None) else None
     has_cursor = bool(export.cursor_column)
     catalog = facts.row_estimate
     measured = False
     label = "catalog estimate"
-    if whole_table_mode(export):
-        chosen = overlay(catalog, measured_run(facts), now)
+    run = measured_run(facts) if whole_table_mode(export) else None
+    if run is not None:  # without a measured run the catalog estimate stands
+        chosen = overlay(catalog, run, now)
         catalog, measured, label = chosen.estimate, chosen.measured, chosen.label
     width = facts.avg_row_bytes
     mongo = source_type == "mongo"
@@ -173,7 +174,7 @@ def derive_signals(
         cursor_range_observed=observed,
         cursor_quality=cursor_quality(export, uses_index=uses_index, observed=observed),
         verdict=verdict, warnings=warnings,
-        sparse_range_risk=any(is_sparse_warning(w) for w in warnings),
+        sparse_range_risk=any(map(is_sparse_warning, warnings)),
         preflight_estimate=catalog, estimate_label=label,
         recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
                                                 parallel=export.parallel))
