@@ -33,7 +33,7 @@ from support.action import (
     run_action,
 )
 from support.fake_github import FakeGitHub
-from support.pr import git
+from support.pr import config, export, git
 
 from rivet_ci.adapters.github.comments import upsert_comment
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable
@@ -135,7 +135,9 @@ def test_a_pr_editing_only_the_url_file_sends_no_secret_to_a_listener_it_chose(
     git(ws.path, "merge", "-q", "main")  # the feature branch starts from that base
     head = ws.repo.commit("point the source elsewhere", {
         "db.url": f"postgresql://x:${{DB_PASSWORD}}${{INPUT_GITHUB-TOKEN}}@127.0.0.1:"
-                  f"{attacker.port}/x"})
+                  f"{attacker.port}/x",
+        # (touched, so it is in the review and probed)
+        "rivet/pg.yaml": PG_CONFIG + "# the source moves\n"})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="", live="true",
                            env={"DB_PASSWORD": password})
@@ -149,6 +151,28 @@ def test_a_pr_editing_only_the_url_file_sends_no_secret_to_a_listener_it_chose(
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     kinds = {(f["kind"], f["file"]) for f in plan["diff"]["findings"]}
     assert ("url-file-changed-in-pr", "db.url") in kinds
+
+
+def test_a_url_file_change_outside_the_review_is_reported_without_connecting(
+        gh: FakeGitHub, ws: Workspace, listeners: tuple[PgListener, PgListener]) -> None:
+    """The PR changes only the url file of a config it does not touch: that config is outside
+    the review, so nothing is probed — and the change is still reported."""
+    trusted, attacker = listeners
+    on_base(ws, {"rivet/pg.yaml": PG_CONFIG,
+                 "db.url": f"postgresql://etl:${{DB_PASSWORD}}@127.0.0.1:{trusted.port}/orders"})
+    git(ws.path, "merge", "-q", "main")
+    head = ws.repo.commit("point the source elsewhere", {
+        "db.url": f"postgresql://x:${{DB_PASSWORD}}@127.0.0.1:{attacker.port}/x"})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, facts="", live="true",
+                           env={"DB_PASSWORD": "s3cr3t-never-sent"},
+                           fail_on="url-file-changed-in-pr")
+    assert result.code == 1, result.stderr + result.stdout  # blocked by the finding
+    assert attacker.connections == 0 and trusted.connections == 0
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    assert ("url-file-changed-in-pr", "db.url") in {
+        (f["kind"], f["file"]) for f in plan["diff"]["findings"]}
+    assert "rivet/pg.yaml" not in {c["path"] for c in plan["configs"]}
 
 
 def test_placeholders_in_pr_content_are_filled_only_from_env_allow(
@@ -433,7 +457,13 @@ def test_a_state_database_the_pr_commits_is_not_used(
         db.executemany("INSERT INTO export_metrics (export_name, duration_ms, status, retries) "
                        "VALUES (?, 1000, 'failed', 3)", [("orders",), ("customers",)] * 5)
     (ws.path / "rivet" / ".rivet_state.db").write_bytes(state.read_bytes())
-    head = ws.repo.commit("forged history", {})
+    # (orders.yaml changed: in the review, so its history is read)
+    head = ws.repo.commit("forged history", {"rivet/orders.yaml": config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        export("customers", table="public.customers", source_group="replica_a",
+               reconcile_required=True),
+        url_env="SRC_URL")})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
     assert result.code == 0, result.stderr + result.stdout
@@ -451,6 +481,23 @@ def test_a_state_database_the_pr_commits_is_not_used(
                             minutes=1)
     assert trusted.code == 0, trusted.stderr
     assert "recent_failure_history" in (ws.path / "plan.json").read_text(encoding="utf-8")
+
+
+def test_a_state_database_change_outside_the_review_is_reported(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    """The PR commits only a state database beside a config it does not touch: nothing is in
+    the review (nothing probed, no history read), and the change is still reported."""
+    ws = live_workspace(tmp_path)
+    (ws.path / "rivet" / ".rivet_state.db").write_bytes(b"SQLite format 3\0forged")
+    head = ws.repo.commit("forged history", {})
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db},
+                           fail_on="state-changed-in-pr")
+    assert result.code == 1, result.stderr + result.stdout  # blocked by the finding
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    assert plan["configs"] == [] and plan["pull_request"]["review"]["head_files"] == 1
+    assert ("state-changed-in-pr", "rivet/.rivet_state.db") in {
+        (f["kind"], f["file"]) for f in plan["diff"]["findings"]}
 
 
 def test_every_test_named_in_the_security_doc_exists() -> None:

@@ -55,7 +55,7 @@ from rivet_ci.github_action.annotations import (
 )
 from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
-from rivet_ci.github_action.trust import TrustedFiles
+from rivet_ci.github_action.trust import TrustedFiles, check_outside_review
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
@@ -217,6 +217,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 read_url_file=read_url_file, placeholders=allowed)
             return history(live, configs)
 
+        def trust_findings() -> list[Finding]:
+            # (the configs outside the review were not probed: their trusted files compared)
+            check_outside_review(trusted, settings.configs, ctx.environ, url_files=settings.live,
+                                 state=settings.live and not state_url)
+            return trusted.findings
+
         # The template dir, from the trusted side (before planning; read once).
         template_files = (trusted.read_dir(settings.template_path, "template")
                           if settings.template_path is not None else None)
@@ -261,7 +267,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                         source_environ=ctx.environ),
             policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr}),
             clock=ctx.now, timestamp=ctx.timestamp, redact=redact,
-            extra_findings=lambda: trusted.findings,  # a PR changing what grades it: unused
+            extra_findings=trust_findings,  # a PR changing what grades it: unused
             comment=CommentOptions(
                 gate_id=settings.gate_id, run_url=settings.run_url,
                 links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),

@@ -20,12 +20,14 @@ A symbolic link tracked at the base revision is never followed either.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.git import GitRepo, compile_globs, decode_text
+from rivet_ci.adapters.state_history import STATE_FILE
+from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.diff import Finding
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
@@ -105,6 +107,12 @@ class TrustedFiles:
                                      f"{_WHAT[kind]} must be a regular file")
         return data
 
+    def check(self, path: Path, kind: TrustedKind) -> None:
+        """Note a pull request's change to the file (the finding), without reading it."""
+        rel = self.relative(path)
+        if rel is not None:
+            self._compare(kind, rel)
+
     def read_dir(self, path: Path, kind: TrustedKind) -> dict[str, bytes] | None:
         """Regular files under a directory at the base revision, by name relative to it.
 
@@ -119,3 +127,51 @@ class TrustedFiles:
             return None
         return {name[len(rel) + 1:]: data for name, (mode, data) in entries.items()
                 if mode != SYMLINK_MODE and name.startswith(rel + "/")}
+
+
+def check_outside_review(trusted: TrustedFiles, globs: Sequence[str], environ: Mapping[str, str],
+                         *, url_files: bool, state: bool) -> None:
+    """Note the pull request's changes to the `url_file` or `.rivet_state.db` of any config,
+    also one outside the review.
+
+    Live preflight and run history read those files only for the configs in the review (the
+    files the change can affect), but a pull request changing another config's source URL
+    file or state database is still reported, as it was when every config was probed — by
+    comparing the files, never by connecting. Cheap: only the paths the pull request changes
+    are looked at, and a base config is loaded only when its text names `url_file` and may
+    name one of them.
+    """
+    if not url_files and not state:
+        return
+    repo = trusted.repo
+    changed: set[str] = set()
+    for change in repo.changed_files(trusted.fork_point, trusted.head, ("**/*",)):
+        changed.add(change.path)
+        if change.old_path:
+            changed.add(change.old_path)
+    is_config = compile_globs(globs)
+    others = {p for p in changed if is_config.fullmatch(p) is None}
+    if not others:
+        return
+    base = repo.tree_blobs(trusted.fork_point, globs)
+    if state:
+        folders = {PurePosixPath(p).parent for p in others if PurePosixPath(p).name == STATE_FILE}
+        if folders:
+            configs = {PurePosixPath(p).parent for rev in (trusted.fork_point, trusted.head)
+                       for p, _ in (base if rev == trusted.fork_point
+                                    else repo.tree_blobs(rev, globs))}
+            for folder in sorted(folders & configs):
+                trusted.check(Path(folder) / STATE_FILE, "state")
+    if url_files:
+        names = {PurePosixPath(p).name for p in others}
+        texts = repo.read_blobs(oid for _, oid in base)
+        for path, oid in base:
+            text = decode_text(texts[oid])
+            if text is None or "url_file" not in text:
+                continue
+            if "${" not in text and "\\" not in text and not any(n in text for n in names):
+                continue  # (its url_file cannot name a changed file)
+            source = load_config_text(path, text, environ).source
+            if (source is not None and source.url_file is not None
+                    and trusted.relative(Path(source.url_file)) in others):
+                trusted.check(Path(source.url_file), "url-file")
