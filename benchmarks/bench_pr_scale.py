@@ -26,7 +26,7 @@ verdict is on CPU time. The peak RSS is the process's own (measured from a small
 
 Targets (issue 11): `diff` of a one-file PR at most 0.5x the cold full plan, and at most 1 GB
 peak RSS. The comment printed by every diff variant must be identical (checked), and so must the
-comment of a run writing the plan document (`--output`, which plans every file in full).
+comment of a run writing the plan document (`--output`: the same files planned, in full).
 
     .venv/bin/python benchmarks/bench_pr_scale.py
     .venv/bin/python benchmarks/bench_pr_scale.py --files 200 --per-file 50 --repeat 1

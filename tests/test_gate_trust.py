@@ -165,7 +165,8 @@ def test_a_pr_adding_the_facts_file_under_the_config_globs_passes(
     assert "rivet/facts.yaml is a facts document, not planned as a config" in result.stderr
     outcome, outputs = action(gh, repo, head, tmp_path / "runner", facts="rivet/facts.yaml")
     assert outcome.code == OK, outcome.stdout + outcome.stderr
-    assert outputs["head-configs"] == "1" and outputs["gate"] == "passed"
+    # (the PR changes no config: nothing is in the review, nothing planned)
+    assert outputs["head-configs"] == "0" and outputs["gate"] == "passed"
     (comment,) = gh.comments(REPO, PR)
     assert "already on base" not in comment["body"]
     assert "rivet/facts.yaml" not in comment["body"].split("facts:")[0]

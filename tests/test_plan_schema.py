@@ -219,7 +219,8 @@ def test_the_pull_request_document_streamed_is_the_same_bytes(
     assert diff.changed_exports
     kwargs: dict[str, Any] = {
         "base_sha": "a" * 40, "head_sha": "b" * 40, "generated_at": "2026-11-29T12:00:00Z",
-        "version": "t", "changed_files": [{"status": "added", "path": "p.yaml", "old_path": None}]}
+        "version": "t", "changed_files": [{"status": "added", "path": "p.yaml", "old_path": None}],
+        "review": {"base_files": 1, "head_files": 2, "narrowed": False}}
     whole = dump_json(pull_request_document(base, head, diff, gate, **kwargs))
     monkeypatch.setattr(document_module, "CHUNK_BYTES", 512)
     chunks = list(pull_request_document_chunks(base, head, diff, gate, **kwargs))

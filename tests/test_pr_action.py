@@ -73,8 +73,9 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "comment-file": "rivet-ci-comment-default.md",
         "changed-exports": "2", "new-isolations": "2", "new-warnings": "1",
         "gate": "failed", "comment-posted": "true",
-        # What the verdict is based on, and the effective policy.
-        "base-configs": "2", "base-exports": "7", "head-configs": "2", "head-exports": "8",
+        # What was planned (the file the PR changes; the other one, in no group it touches,
+        # is outside the review), and the effective policy.
+        "base-configs": "1", "base-exports": "3", "head-configs": "1", "head-exports": "4",
         "policy": "config-error, no-configs, new-isolation",
     }
     assert set(outputs) == set(action_metadata()["outputs"])  # every output action.yml declares
@@ -98,8 +99,12 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert plan["pull_request"]["head_sha"] == head1
     assert plan["pull_request"]["changed_files"] == [
         {"status": "modified", "path": "rivet/replica_a.yaml", "old_path": None}]
-    assert {c["path"] for c in plan["base"]["configs"]} == {"rivet/replica_a.yaml",
-                                                            "rivet/replica_b.yaml"}
+    # The plans of the files in the review (replica_b.yaml, in another group, is not), and
+    # what that covers.
+    assert {c["path"] for c in plan["base"]["configs"]} == {"rivet/replica_a.yaml"}
+    assert {c["path"] for c in plan["configs"]} == {"rivet/replica_a.yaml"}
+    assert plan["pull_request"]["review"] == {"base_files": 2, "head_files": 2,
+                                              "narrowed": True}
     assert plan["diff"]["gate"] == {
         "passed": False, "policy": "config-error, no-configs, new-isolation",
         "blocking": plan["diff"]["gate"]["blocking"], "waived": [], "waivers": []}
@@ -339,9 +344,10 @@ def test_cache_dir_reuses_plans_between_runs_with_the_same_plan(
     second, _ = run_action(gh, ws, head, cache_dir=".rivet-ci-cache")
 
     assert first.code == second.code == 0, second.stderr
-    # Base: two files; head: one changed. The second run reads all three from the cache.
-    assert "plan cache .rivet-ci-cache: 0 hit(s), 3 miss(es), 3 written" in first.stdout
-    assert "plan cache .rivet-ci-cache: 3 hit(s), 0 miss(es), 0 written" in second.stdout
+    # The changed file, base and head (the other file is in no group it touches: not
+    # loaded). The second run reads both from the cache.
+    assert "plan cache .rivet-ci-cache: 0 hit(s), 2 miss(es), 2 written" in first.stdout
+    assert "plan cache .rivet-ci-cache: 2 hit(s), 0 miss(es), 0 written" in second.stdout
     assert (ws.path / "plan.json").read_text(encoding="utf-8") == plan_first
     assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == comment_first
-    assert len(list((ws.path / ".rivet-ci-cache").rglob("*.json"))) == 6  # plan + summary
+    assert len(list((ws.path / ".rivet-ci-cache").rglob("*.json"))) == 4  # plan + summary

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from support import db_seed
-from support.action import PR, REPO, live_workspace, run_action
+from support.action import PR, REPO, Workspace, live_workspace, run_action
 from support.fake_github import FakeGitHub
-from support.pr import config, export
+from support.pr import Repo, config, export
 
 
 def test_live_action_plans_both_sides_on_fresh_facts(
@@ -183,3 +183,72 @@ def test_base_and_head_are_collected_in_one_session(
     assert sum(n for q, n in calls.items() if q.startswith("EXPLAIN")) == 2
     assert sum(n for q, n in calls.items() if "set_config" in q) == 1  # one transaction
     assert sum(n for q, n in calls.items() if "pg_catalog.version()" in q) == 1  # one engine
+
+
+def test_live_preflight_probes_only_the_files_in_the_review(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    """Safe against the source: a PR changing one file probes that file and the files sharing
+    a source group with it — never the rest of the repository's tables."""
+    from support.pr import parse_outputs
+
+    orders = config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        export("customers", table="public.customers", source_group="replica_a"),
+        url_env="SRC_URL")
+    repo = Repo.init(tmp_path / "workspace")
+    base = repo.commit("base", {
+        "rivet/orders.yaml": orders,
+        # shares replica_a (its other export, with no group, is in the document too)
+        "rivet/audit.yaml": config(
+            export("audit_log", table="public.audit_log", source_group="replica_a"),
+            export("big_unindexed", table="public.big_unindexed"), url_env="SRC_URL"),
+        # another group, no group: outside the review
+        "rivet/events.yaml": config(
+            export("events_noidx", table="public.events_noidx", source_group="replica_e"),
+            export("sparse", table="public.sparse", mode="chunked", chunk_column="id",
+                   chunk_size=200_000, source_group="replica_e"), url_env="SRC_URL"),
+        "rivet/cursor.yaml": config(
+            export("nullable_cursor", table="public.nullable_cursor"), url_env="SRC_URL"),
+    })
+    repo.checkout("feature", new=True)
+    (tmp_path / "runner").mkdir()
+    ws = Workspace(repo, base, tmp_path / "runner")
+    head = ws.repo.commit("customers joins nothing new", {"rivet/orders.yaml": config(
+        export("orders", table="public.orders", mode="incremental",
+               cursor_column="updated_at", source_group="replica_a"),
+        export("customers", table="public.customers", source_group="replica_a",
+               reconcile_required=True),
+        url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    admin = db_seed.engine(pg_db)
+    with admin.connect() as conn:
+        conn.exec_driver_sql("SELECT pg_stat_statements_reset()")
+    result, output_file = run_action(gh, ws, head, facts="", live="true",
+                                     env={"SRC_URL": pg_db})
+    with admin.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT s.query FROM pg_stat_statements s JOIN pg_database d "
+            "ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel "
+            "AND s.query NOT LIKE '%%pg_stat_statements%%'").all()
+    admin.dispose()
+    assert result.code == 0, result.stderr + result.stdout
+    statements = "\n".join(str(q) for (q,) in rows)
+    for table in ("orders", "customers", "audit_log", "big_unindexed"):
+        assert f"public.{table}" in statements, (table, statements)
+    for table in ("events_noidx", "sparse", "nullable_cursor"):
+        assert table not in statements, (table, statements)
+    plan = json.loads((ws.path / "plan.json").read_text())
+    assert plan["facts"]["origin"] == "live"
+    assert [c["path"] for c in plan["configs"]] == ["rivet/audit.yaml", "rivet/orders.yaml"]
+    assert [c["path"] for c in plan["base"]["configs"]] == ["rivet/audit.yaml",
+                                                            "rivet/orders.yaml"]
+    exports = {e["export_name"]: e for c in plan["configs"] for e in c["exports"]}
+    assert set(exports) == {"orders", "customers", "audit_log", "big_unindexed"}
+    assert exports["audit_log"]["diagnostics"]["verdict"] != "unknown (preflight failed)"
+    assert plan["pull_request"]["review"] == {"base_files": 4, "head_files": 4,
+                                              "narrowed": True}
+    assert plan["summary"]["configs"] == 2
+    outputs = parse_outputs(output_file.read_text(encoding="utf-8"))
+    assert (outputs["head-configs"], outputs["head-exports"]) == ("2", "4")
+    assert (outputs["base-configs"], outputs["base-exports"]) == ("2", "4")

@@ -75,11 +75,12 @@ def test_added_removed_and_modified_configs_give_export_statuses(repo: Repo) -> 
     assert changes["customers"].score_delta is not None and changes["customers"].score_delta < 0
     assert "chunking_heavy" in changes["customers"].reasons_added
     assert changes["orders"].status == "unchanged"
-    # A file the PR did not touch, with no export in a source group it touches: planned (for
-    # the plan document), outside the review.
+    # A file the PR did not touch, with no export in a source group it touches: outside the
+    # review, not in the plan document either (which says how many files matched).
     assert "sessions" not in changes
     assert "rivet/web.yaml" not in {c.path for c in pr.head.configs}
-    assert "rivet/web.yaml" in {c.path for c in pr.document_head.configs}
+    assert "rivet/web.yaml" not in {c.path for c in pr.document_head.configs}
+    assert pr.review_json == {"base_files": 3, "head_files": 3, "narrowed": True}
     assert "rivet/orders.yaml" not in pr.diff.unchanged_files
     assert {c.export_name for c in pr.diff.changed_exports} == {"events", "audit_log",
                                                                 "customers"}

@@ -92,10 +92,13 @@ def test_the_document_carries_the_gate_and_the_extra_findings(repo: Repo) -> Non
     assert document["pull_request"]["head_sha"] == blocked.pr.head_sha
     assert document["diff"]["gate"]["passed"] is False
     assert document["generated_at"] == "2026-03-01T12:00:00Z"
-    # Planned: every file (the document holds them all); the review covers the added file
-    # (the other one, unchanged, has no export in a source group the change touches).
-    assert blocked.pr.planned_counts() == {"base-configs": 1, "base-exports": 1,
-                                           "head-configs": 2, "head-exports": 2}
+    # The review covers the added file (the other one, unchanged, has no export in a source
+    # group the change touches): it alone is planned and in the document, which says so.
+    assert blocked.pr.planned_counts() == {"base-configs": 0, "base-exports": 0,
+                                           "head-configs": 1, "head-exports": 1}
     assert blocked.checked == {"base-configs": 0, "base-exports": 0, "head-configs": 1,
                                "head-exports": 1, "base-files": 1, "head-files": 2}
-    assert len(document["configs"]) == 2 and len(document["base"]["configs"]) == 1
+    assert len(document["configs"]) == 1 and len(document["base"]["configs"]) == 0
+    assert document["summary"]["configs"] == 1
+    assert document["pull_request"]["review"] == {"base_files": 1, "head_files": 2,
+                                                  "narrowed": True}

@@ -1,5 +1,5 @@
 """The review follows the change: only the files the change touches and the source groups they
-touch are planned (when no plan document is written), and the result is exactly the full plans
+touch are planned (with or without a plan document), and the result is exactly the full plans
 cut down to that scope (`core.plan_reuse.review_scope`) — whatever way a config spells a group.
 """
 
@@ -117,18 +117,18 @@ def test_only_the_files_a_change_can_affect_are_planned(
         return original(path, text, env)
 
     monkeypatch.setattr(pull_request, "load_config_text", counting)
-    full = run(repo, environ, full=True)
-    assert len(loads) == len(set(loads)) + 1  # every file once, a.yaml once per side
-    every = set(loads)
-    assert {"rivet/unrelated.yaml", "rivet/no_group.yaml"} <= every
-    loads.clear()
-    lean = run(repo, environ, full=False)
-    # Neither file without a member of replica_hot was loaded; every spelled member was.
-    assert set(loads) == every - {"rivet/unrelated.yaml", "rivet/no_group.yaml"}
-    assert lean.diff == full.diff
-    assert lean.checked() == full.checked()
     members = sorted(f"s{i:02d}" for i, (name, _, _) in enumerate(SPELLINGS)
                      if name == "replica_hot")
+    in_review = {"rivet/a.yaml", *(f"rivet/spelled_{m[1:]}.yaml" for m in members)}
+    full = run(repo, environ, full=True)
+    # With a plan document too: neither file without a member of replica_hot was loaded;
+    # every spelled member was, once (a.yaml once per side).
+    assert sorted(loads) == sorted([*in_review, "rivet/a.yaml"])
+    loads.clear()
+    lean = run(repo, environ, full=False)
+    assert sorted(loads) == sorted([*in_review, "rivet/a.yaml"])
+    assert lean.diff == full.diff
+    assert lean.checked() == full.checked()
     (repo_wide,) = [w for w in lean.diff.warnings if w.scope == REPO_SCOPE]
     assert repo_wide.group == "replica_hot" and repo_wide.changed  # a_orders joins it
     assert sorted(repo_wide.members_head) == sorted([*members, "a_orders"])
@@ -138,9 +138,44 @@ def test_only_the_files_a_change_can_affect_are_planned(
         "base-configs": 1 + len(members), "base-exports": 1 + len(members),
         "head-configs": 1 + len(members), "head-exports": 1 + len(members),
         "base-files": 3 + len(members), "head-files": 3 + len(members)}
-    # The document holds every file's full plan.
-    assert full.planned_head is not None
-    assert {c.path for c in full.planned_head.configs} == every
+    # The document holds the full plans of the files in the review, and says what it covers.
+    assert {c.path for c in full.document_head.configs} == in_review
+    assert {c.path for c in full.document_base.configs} == in_review
+    assert full.planned_counts() == {k: v for k, v in full.checked().items()
+                                     if not k.endswith("-files")}
+    assert full.review_json == {"base_files": 3 + len(members), "head_files": 3 + len(members),
+                                "narrowed": True}
+
+
+def test_the_document_holds_whole_files_and_probes_only_them(
+        tmp_path: Path) -> None:
+    """A file sharing an affected group keeps its whole plan in the document (its other
+    exports too); the collector and the history reader are given only the review's files."""
+    repo = Repo.init(tmp_path / "repo")
+    repo.commit("base", {
+        "rivet/a.yaml": config(incremental("a_orders", group="cold")),
+        "rivet/mixed.yaml": config(incremental("m_hot", group="hot"), export("m_plain"),
+                                   url_env="M_URL"),
+        "rivet/far.yaml": config(incremental("f_orders", group="far"), url_env="F_URL"),
+    })
+    repo.checkout("pr", new=True)
+    repo.commit("move a_orders to hot", {
+        "rivet/a.yaml": config(incremental("a_orders", group="hot"))})
+    seen: list[list[str]] = []
+
+    def history(facts: Any, configs: Any) -> Any:
+        seen.append(sorted(f"{c.path}:{e.name}" for c in configs for e in c.exports))
+        return facts
+
+    got = plan_pull_request(GitRepo(repo.path), base="main", head="pr", globs=GLOBS,
+                            facts=None, origin=FactsOrigin(kind="none"), environ={},
+                            add_history=history)
+    assert seen == [sorted(2 * ["rivet/a.yaml:a_orders", "rivet/mixed.yaml:m_hot",
+                                "rivet/mixed.yaml:m_plain"])]  # far.yaml: not read
+    assert [c.path for c in got.head.configs] == ["rivet/a.yaml", "rivet/mixed.yaml"]
+    assert [e.export_name for e in got.head.configs[1].exports] == ["m_hot"]
+    assert [e.export_name for e in got.document_head.configs[1].exports] == ["m_hot", "m_plain"]
+    assert got.review_json == {"base_files": 3, "head_files": 3, "narrowed": True}
 
 
 def test_a_pre_check_that_missed_a_spelling_would_change_the_warning(

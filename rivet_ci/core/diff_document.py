@@ -17,7 +17,13 @@ from rivet_ci.core.document import (
     streamed_configs,
     streamed_object,
 )
-from rivet_ci.core.plan_format import ChangedFileJSON, DiffJSON, PlanDocumentJSON, PullRequestJSON
+from rivet_ci.core.plan_format import (
+    ChangedFileJSON,
+    DiffJSON,
+    PlanDocumentJSON,
+    PullRequestJSON,
+    ReviewJSON,
+)
 from rivet_ci.core.planner import Plan
 from rivet_ci.core.policy import GateResult
 
@@ -51,10 +57,11 @@ def diff_json(diff: PlanDiff, gate: GateResult) -> DiffJSON:
 def pull_request_document(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
     changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+    review: ReviewJSON,
 ) -> PlanDocumentJSON:
     document = plan_document(head, generated_at=generated_at, version=version)
     document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
-                                "changed_files": list(changed_files)}
+                                "changed_files": list(changed_files), "review": review}
     document["base"] = {"configs": [config_json(c, day=generated_at[:10]) for c in base.configs],
                         "problems": [problem_json(p) for p in base.all_problems]}
     document["diff"] = diff_json(diff, gate)
@@ -64,11 +71,12 @@ def pull_request_document(
 def pull_request_document_chunks(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
     changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+    review: ReviewJSON,
 ) -> Iterator[bytes]:
     """The text of `pull_request_document` in line-ending chunks, both plans' exports built,
     serialised and dropped one at a time (the same bytes)."""
     pull_request: PullRequestJSON = {"base_sha": base_sha, "head_sha": head_sha,
-                                     "changed_files": list(changed_files)}
+                                     "changed_files": list(changed_files), "review": review}
     base_part = streamed_object({
         "configs": streamed_configs(base.configs, day=generated_at[:10]),
         "problems": [problem_json(p) for p in base.all_problems]})

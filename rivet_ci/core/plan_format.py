@@ -473,10 +473,23 @@ class ChangedFileJSON(TypedDict):
 
 
 @with_config(_CLOSED)
+class ReviewJSON(TypedDict):
+    """What the document's plans cover: the config files in the review (`configs`,
+    `base.configs`) out of the files matching the globs on each side."""
+
+    base_files: int  # config files matching the globs at the base (facts documents not counted)
+    head_files: int
+    # True when the review left out a matching file or some exports of a file it holds.
+    narrowed: bool
+
+
+@with_config(_CLOSED)
 class PullRequestJSON(TypedDict):
     base_sha: str
     head_sha: str
     changed_files: list[ChangedFileJSON]
+    # Written by every version that plans only the review (absent in older documents).
+    review: NotRequired[ReviewJSON]
 
 
 @with_config(_CLOSED)

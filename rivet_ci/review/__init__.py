@@ -55,7 +55,8 @@ class Sides:
     waivers_file: str | None = DEFAULT_WAIVERS_FILE
     # Plans stored by earlier runs, by git blob id (adapters/plan_cache.py); None: no cache.
     cache: PlanCache | None = None
-    # False when no plan document is written: unaffected files are kept as plan summaries.
+    # False when no plan document is written: unaffected files in the review are kept as plan
+    # summaries (True: their whole plans, for the document).
     full_plans: bool = True
 
 
@@ -113,7 +114,7 @@ class Report:
             pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
-            version=__version__)
+            version=__version__, review=pr.review_json)
 
     def document_text(self) -> str:
         return dump_json(self.document())
@@ -126,7 +127,7 @@ class Report:
             pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
-            version=__version__)
+            version=__version__, review=pr.review_json)
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:

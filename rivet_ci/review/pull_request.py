@@ -1,10 +1,12 @@
 """Plan both sides of a pull request from git and compare them.
 
-Both sides are planned in full (every config matching the globs, so the repo-wide source_group
-view sees exports in unchanged files too) against ONE facts source, from the merge base of base
-and head — the same three-dot comparison as GitHub's "Files changed" tab. Each blob is read once;
-a config whose blob is identical on both sides is loaded and planned once, and its plan shared
-(and, with a plan cache, not even loaded when an earlier run stored it).
+Both sides are planned for what the change can affect (core/plan_reuse.review_scope: the files
+it touches and every file with an export in a source group they touch, so the repo-wide
+source_group view sees those groups' members in unchanged files too) against ONE facts source,
+from the merge base of base and head — the same three-dot comparison as GitHub's "Files changed"
+tab. Each blob is read once; a config whose blob is identical on both sides is loaded and planned
+once, and its plan shared (and, with a plan cache, not even loaded when an earlier run stored it).
+Live facts and run history are gathered for the files in that scope only.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from rivet_ci.core.config_loader import LoadedConfig, load_config_text, placehol
 from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
 from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.facts_loader import is_facts_document
-from rivet_ci.core.plan_format import ChangedFileJSON
+from rivet_ci.core.fast_model import replace
+from rivet_ci.core.plan_format import ChangedFileJSON, ReviewJSON
 from rivet_ci.core.plan_reuse import (
     facts_digest,
     may_hold_group,
@@ -64,8 +67,8 @@ class PullRequestPlan:
     placeholders: frozenset[str] = frozenset()
     # `base` and `head` are what the review covers (core/plan_reuse.review_scope): the files
     # the change touches and the exports in a source group they touch. `planned_base` and
-    # `planned_head` hold every plan made — every config file's, in full, when a plan document
-    # is written (None: the same as `base`/`head`).
+    # `planned_head` hold the whole plans of the files in the review (what the plan document
+    # holds: in full when one is written; None: the same as `base`/`head`).
     planned_base: Plan | None = None
     planned_head: Plan | None = None
     # Config files matching the globs on each side (base, head; facts documents not counted),
@@ -86,8 +89,8 @@ class PullRequestPlan:
         return counts
 
     def planned_counts(self) -> dict[str, int]:
-        """Config files and exports planned on each side (every matching file's when a plan
-        document is written: the action's outputs `head-configs`, ...)."""
+        """Config files and exports planned on each side: every export of the files in the
+        review, as the plan document holds them (the action's outputs `head-configs`, ...)."""
         base, head = self.document_base, self.document_head
         return {"base-configs": len(base.configs),
                 "base-exports": sum(len(c.exports) for c in base.configs),
@@ -101,6 +104,14 @@ class PullRequestPlan:
     @property
     def document_head(self) -> Plan:
         return self.head if self.planned_head is None else self.planned_head
+
+    @property
+    def review_json(self) -> ReviewJSON:
+        """What the plan document's plans cover (`pull_request.review`)."""
+        base_files, head_files = (self.matched if self.matched is not None else
+                                  (len(self.document_base.configs),
+                                   len(self.document_head.configs)))
+        return {"base_files": base_files, "head_files": head_files, "narrowed": self.narrowed}
 
     @property
     def changed_files_json(self) -> list[ChangedFileJSON]:
@@ -322,11 +333,13 @@ def plan_pull_request(
 
     Each blob is read once (one `cat-file` for both sides) and each (path, blob) loaded and
     planned once: a file the PR leaves alone has one plan, shared by both sides, which the diff
-    does not look inside (core/plan_reuse.py). With `cache` (facts from a file or none; not with
-    live facts or run history), a plan stored under the same key is reused and not loaded at
-    all; new plans are stored. Without `full_plans` (no plan document will be written), the
-    plans of files the change cannot affect are kept as summaries (`summary_plan`: what the
-    diff and the comment read), which is what keeps a large repository's memory small.
+    does not look inside (core/plan_reuse.py). Only the files in the review are planned (and,
+    with `collect` / `add_history`, given to them: the scope comes from the configs' source
+    groups, known before any fact). With `cache` (facts from a file or none; not with live
+    facts or run history), a plan stored under the same key is reused and not loaded at all;
+    new plans are stored. Without `full_plans` (no plan document will be written), the plans of
+    files the change cannot affect are kept as summaries (`summary_plan`: what the diff and the
+    comment read), which is what keeps a large repository's memory small.
     """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
@@ -393,33 +406,49 @@ def plan_pull_request(
             if at_once:
                 plan_unit(unit, facts)
 
-    # The files the change touches first; then, when no plan document needs every plan, of
-    # the others only those whose text may hold a source group one of those files' exports is
-    # in (`may_hold_group`: a file it rules out has no export in the review).
-    load_units([u for u in units.values() if id(u) not in unaffected])
-    rest = [u for u in units.values() if id(u) in unaffected]
-    if not full_plans and at_once:
-        groups = frozenset(
-            group for u in units.values() if id(u) not in unaffected and u.plan is not None
-            for e in u.plan.exports if (group := e.recommendation.source_group) is not None)
-        rest = [u for u in rest if may_hold_group(u.text, groups)]
+    # The files the change touches first; then, of the others, only those whose text may hold
+    # a source group one of those files' exports is in (`may_hold_group`: a file it rules out
+    # has no export in the review), and of those only the ones that do hold such an export.
+    # Source groups are config values, so with live facts or run history the scope is known
+    # from the loaded configs before any fact is collected: only the files in it are probed.
+    touched = [u for u in units.values() if id(u) not in unaffected]
+    load_units(touched)
+    groups = frozenset(
+        group for u in touched for group in (
+            (e.recommendation.source_group for e in u.plan.exports) if u.plan is not None
+            else (e.source_group for e in u.loaded.exports) if u.loaded is not None else ())
+        if group is not None)
+    rest = [u for u in units.values() if id(u) in unaffected and may_hold_group(u.text, groups)]
     load_units(rest)
+    for unit in rest:  # (a superset of the review's groups: `review_scope` cuts it exactly)
+        members = ((e.recommendation.source_group for e in unit.plan.exports)
+                   if unit.plan is not None else
+                   (e.source_group for e in unit.loaded.exports) if unit.loaded is not None
+                   else ())
+        if not any(group in groups for group in members):
+            unit.plan = unit.loaded = None
     planned_units = [u for u in units.values() if u.plan is not None or u.loaded is not None]
-    base_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in base_side.entries]
-    head_loaded = [e if isinstance(e, LoadedConfig) else e.loaded for e in head_side.entries]
     file_list, file_problems = base_waivers_file(
         repo, fork_point, None if worktree else head_sha, waivers_file,
         worktree_text=_read_worktree(repo, waivers_file) if worktree else None)
-    if collect is not None:
-        base_configs = [c for c in base_loaded if c is not None]
-        trusted_base = (base_configs if source_environ is None else
-                        load_revision(repo, fork_point, globs, source_environ, {}))
-        facts = collect_for_both_sides(collect, trusted_base,
-                                       [c for c in head_loaded if c is not None])
-        origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
-    elif add_history is not None:
-        facts = add_history(facts, [c for c in (*head_loaded, *base_loaded) if c is not None])
-    del base_loaded, head_loaded
+    if collect is not None or add_history is not None:
+        base_loaded = [e.loaded for e in base_side.entries
+                       if isinstance(e, _Unit) and e.loaded is not None]
+        head_loaded = [e.loaded for e in head_side.entries
+                       if isinstance(e, _Unit) and e.loaded is not None]
+        if collect is not None:
+            # The base's `source:` sections filled from `source_environ` (the files in the
+            # scope only: a file outside it is never probed).
+            trusted_base = (base_loaded if source_environ is None else load_texts(
+                [(e.path, e.text) for e in base_side.entries
+                 if isinstance(e, _Unit) and e.loaded is not None],
+                fork_point[:12], source_environ, {}))
+            facts = collect_for_both_sides(collect, trusted_base, head_loaded)
+            origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
+        else:
+            assert add_history is not None
+            facts = add_history(facts, [*head_loaded, *base_loaded])
+        del base_loaded, head_loaded
     for unit in planned_units:
         if unit.plan is None:
             plan_unit(unit, facts)
@@ -464,12 +493,22 @@ def plan_pull_request(
                  *file_list),
         waiver_problems=(*head_side.waivers.problems, *file_problems),
         placeholders=placeholders,
-        planned_base=base_plan, planned_head=head_plan,
+        planned_base=_in_review(base_plan, scope.base), planned_head=_in_review(head_plan,
+                                                                               scope.head),
         matched=(len(base_side.entries), len(head_side.entries)),
         # (a file not planned is outside the review: counted by `matched`, not by the scope)
         narrowed=scope.narrowed or (len(scope.base.configs), len(scope.head.configs)) != (
             len(base_side.entries), len(head_side.entries)),
     )
+
+
+def _in_review(planned: Plan, reviewed: Plan) -> Plan:
+    """The whole plans of the config files in the review (`reviewed` may hold only some of a
+    file's exports: those in a source group the change affects)."""
+    paths = {c.path for c in reviewed.configs}
+    if len(paths) == len(planned.configs):
+        return planned
+    return replace(planned, {"configs": tuple(c for c in planned.configs if c.path in paths)})
 
 
 def _read_worktree(repo: GitRepo, path: str | None) -> str | None:
