@@ -129,10 +129,10 @@ def derive_signals(
         uses_index = bool(facts.plan_uses_index)  # rivet: only the plan hint for full exports
     else:
         uses_index = bool(column and column.indexed) or bool(facts.plan_uses_index)
-    observed = bool(column and column.range_skipped is None
-                    and column.min is not None and column.max is not None)
-    seen = Range(column.min, column.max) if (
-        observed and column and column.min is not None and column.max is not None) else None
+    low, high = (column.min, column.max) if column else (None, None)
+    observed = bool(column and column.range_skipped is None and low is not None
+                    and high is not None)
+    seen = Range(low, high) if observed and low is not None and high is not None else None
     has_cursor = bool(export.cursor_column)
     catalog = facts.row_estimate
     measured = False
