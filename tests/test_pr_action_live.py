@@ -8,7 +8,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from support import db_seed
-from support.action import PR, REPO, Workspace, live_workspace, run_action
+from support.action import (
+    PR,
+    REPO,
+    Workspace,
+    live_orders_config,
+    live_workspace,
+    run_action,
+)
 from support.fake_github import FakeGitHub
 from support.pr import Repo, config, export
 
@@ -50,12 +57,7 @@ def test_state_url_folds_run_history_into_both_sides(
                    "VALUES ('customers', 1000, 'failed', 0)")
     head = ws.repo.commit("reconcile customers", {
         "facts.yaml": json.dumps(facts),
-        "rivet/orders.yaml": config(
-            export("orders", table="public.orders", mode="incremental",
-                   cursor_column="updated_at", source_group="replica_a"),
-            export("customers", table="public.customers", source_group="replica_a",
-                   reconcile_required=True),
-            url_env="SRC_URL")})
+        "rivet/orders.yaml": live_orders_config(reconcile_customers=True)})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="facts.yaml", state_url=str(state))
     assert result.code == 0, result.stderr + result.stdout
@@ -214,12 +216,8 @@ def test_live_preflight_probes_only_the_files_in_the_review(
     repo.checkout("feature", new=True)
     (tmp_path / "runner").mkdir()
     ws = Workspace(repo, base, tmp_path / "runner")
-    head = ws.repo.commit("customers joins nothing new", {"rivet/orders.yaml": config(
-        export("orders", table="public.orders", mode="incremental",
-               cursor_column="updated_at", source_group="replica_a"),
-        export("customers", table="public.customers", source_group="replica_a",
-               reconcile_required=True),
-        url_env="SRC_URL")})
+    head = ws.repo.commit("customers joins nothing new", {
+        "rivet/orders.yaml": live_orders_config(reconcile_customers=True)})
     gh.add_pull(REPO, PR, head_sha=head)
     admin = db_seed.engine(pg_db)
     with admin.connect() as conn:

@@ -28,12 +28,13 @@ from support.action import (
     TOKEN,
     Workspace,
     add_order_items,
+    live_orders_config,
     live_workspace,
     on_base,
     run_action,
 )
 from support.fake_github import FakeGitHub
-from support.pr import config, export, git
+from support.pr import git
 
 from rivet_ci.adapters.github.comments import upsert_comment
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable
@@ -458,12 +459,8 @@ def test_a_state_database_the_pr_commits_is_not_used(
                        "VALUES (?, 1000, 'failed', 3)", [("orders",), ("customers",)] * 5)
     (ws.path / "rivet" / ".rivet_state.db").write_bytes(state.read_bytes())
     # (orders.yaml changed: in the review, so its history is read)
-    head = ws.repo.commit("forged history", {"rivet/orders.yaml": config(
-        export("orders", table="public.orders", mode="incremental",
-               cursor_column="updated_at", source_group="replica_a"),
-        export("customers", table="public.customers", source_group="replica_a",
-               reconcile_required=True),
-        url_env="SRC_URL")})
+    head = ws.repo.commit("forged history", {
+        "rivet/orders.yaml": live_orders_config(reconcile_customers=True)})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
     assert result.code == 0, result.stderr + result.stdout

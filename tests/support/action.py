@@ -132,8 +132,6 @@ def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOK
     return result, outputs
 
 
-
-
 def on_base(ws: Workspace, files: dict[str, str | None]) -> None:
     """Commit `files` on the base branch (main), after the feature branch forked."""
     ws.repo.checkout("main")
@@ -141,13 +139,20 @@ def on_base(ws: Workspace, files: dict[str, str | None]) -> None:
     ws.repo.checkout("feature")
 
 
-def live_workspace(tmp_path: Path) -> Workspace:
-    repo = Repo.init(tmp_path / "workspace")
-    base = repo.commit("base", {"rivet/orders.yaml": config(
+def live_orders_config(*, reconcile_customers: bool = False) -> str:
+    """`rivet/orders.yaml` of `live_workspace`: orders and customers on `replica_a`; with
+    `reconcile_customers`, the head side most live tests commit (customers must reconcile)."""
+    customers: dict[str, object] = {"reconcile_required": True} if reconcile_customers else {}
+    return config(
         export("orders", table="public.orders", mode="incremental",
                cursor_column="updated_at", source_group="replica_a"),
-        export("customers", table="public.customers", source_group="replica_a"),
-        url_env="SRC_URL")})
+        export("customers", table="public.customers", source_group="replica_a", **customers),
+        url_env="SRC_URL")
+
+
+def live_workspace(tmp_path: Path) -> Workspace:
+    repo = Repo.init(tmp_path / "workspace")
+    base = repo.commit("base", {"rivet/orders.yaml": live_orders_config()})
     repo.checkout("feature", new=True)
     runner = tmp_path / "runner"
     runner.mkdir()
