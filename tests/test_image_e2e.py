@@ -275,17 +275,23 @@ def test_the_image_as_github_runs_it(upstream: Upstream, tmp_path: Path,
     assert plan["pull_request"]["head_sha"] == upstream.head_sha
     assert outputs["plan-path"] == "plan.json"
     assert outputs["comment-file"] == "rivet-ci-comment-default.md"
-    # The facts file under the config globs is not planned: 2 configs, no config error.
-    assert (outputs["head-configs"], outputs["base-configs"]) == ("2", "2"), outputs
+    # The facts file under the config globs is not planned (2 configs match, no config error),
+    # and the review covers what the change can affect: replica_a.yaml, not replica_b.yaml
+    # (another source group), which plan.json says.
+    assert (outputs["head-configs"], outputs["base-configs"]) == ("1", "1"), outputs
+    assert plan["pull_request"]["review"] == {"base_files": 2, "head_files": 2,
+                                              "narrowed": True}, plan["pull_request"]
+    assert [c["path"] for c in plan["configs"]] == ["rivet/replica_a.yaml"]
     assert "rivet/facts.yaml is a facts document, not planned as a config" in result.stdout
     assert outputs["gate"] == ("failed" if scenario.exit_code == 1 else "passed")
     assert outputs["comment-posted"] == ("true" if scenario.posted else "false")
     assert outputs["new-isolations"] == "2"
     body = (workspace / "rivet-ci-comment-default.md").read_text(encoding="utf-8")
-    assert "checked 2 config files (8 exports) at head, 2 (7) at base" in body
+    assert ("checked 1 of 2 config files (4 exports) at head, 1 of 2 (3) at base — the changed "
+            "files and the source groups they touch") in body
     assert "config error" not in body
     summary = (commands / "step_summary_1").read_text(encoding="utf-8")
-    assert "checked 2 config files" in summary
+    assert "checked 1 of 2 config files" in summary
     if scenario.exit_code == 1:
         assert "::error file=rivet/replica_a.yaml,line=" in result.stdout, log
     if scenario.posted:
