@@ -341,22 +341,23 @@ class _Loader:
         lines: dict[str, int] = {}
         seen: set[str] = set()
         for index, export in typed_exports:
-            if index in blocked or export.name in seen:
+            name = export.name
+            if index in blocked or name in seen:
                 continue
-            seen.add(export.name)
+            seen.add(name)
             if export.mode == "cdc":
                 at: Loc = ("exports", index, "mode")
                 self.problems.append(Problem(
                     file=self.path, line=self.line_of(at), field=field_path(at),
                     severity="warning", rule="plan-cdc",
-                    message=f"export '{export.name}': not planned — a cdc export streams changes "
+                    message=f"export '{name}': not planned — a cdc export streams changes "
                             "and has no batch plan (rivet plan refuses it; rivet run streams it)"))
                 continue
             if self.params is not None and export.query is not None and "${" in export.query:
                 planned.append(self._second_pass(index, export))
             else:
                 planned.append(export)
-            lines[export.name] = walk.exports[index][1]
+            lines[name] = walk.exports[index][1]
         unresolved = self._unresolved_in_source(source, walk)
         return LoadedConfig(
             path=self.path, source=source, exports=tuple(planned), export_lines=lines,

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from rivet_ci.core.config import (
     DEFAULT_CHUNK_SIZE,
     TUNING_KEYS,
+    CdcConfig,
     ExportConfig,
     SourceConfig,
     TuningConfig,
@@ -408,12 +409,14 @@ def export_findings(
     out: list[Finding] = []
     add = out.append
     e = export
+    mode, tables = e.mode, e.tables  # (each field read once: pydantic attribute reads are slow)
     if not filename_safe(e.name):
         add(_f((*at, "name"), "V-E1", name=escape_default(e.name)))
-    for entry in e.tables or ():
-        if not filename_safe(entry):
-            add(_f((*at, "tables"), "V-E2", entry=escape_default(entry)))
-            break
+    if tables is not None:
+        for entry in tables:
+            if not filename_safe(entry):
+                add(_f((*at, "tables"), "V-E2", entry=escape_default(entry)))
+                break
     row_hash = e.meta_columns.row_hash
     if isinstance(row_hash, tuple):
         rh_at = (*at, "meta_columns", "row_hash")
@@ -426,7 +429,7 @@ def export_findings(
                     add(_f(rh_at, "V-E3b", column=column))
                     break
                 seen.add(column)
-        if e.tables is not None:
+        if tables is not None:
             add(_f(rh_at, "V-E4"))
     if e.partition_by is not None:
         pb_at = (*at, "partition_by")
@@ -434,8 +437,8 @@ def export_findings(
             add(_f(pb_at, "V-E5a"))
         elif not filename_safe(e.partition_by):
             add(_f(pb_at, "V-E5b", column=escape_default(e.partition_by)))
-        if e.mode in ("time_window", "cdc"):
-            add(_f(pb_at, "V-E5c", mode=e.mode))
+        if mode in ("time_window", "cdc"):
+            add(_f(pb_at, "V-E5c", mode=mode))
         if e.load is not None or top_level_load:
             add(_f(pb_at, "V-E5d"))
         if e.chunk_by_key is not None:
@@ -445,13 +448,14 @@ def export_findings(
             add(_f(pb_at, "V-E5f"))
     if e.chunk_size_memory_mb is not None and e.chunk_size != DEFAULT_CHUNK_SIZE:
         add(_f((*at, "chunk_size_memory_mb"), "V-E6"))
-    merged = merged_tuning(e, source)
-    if "batch_size" in merged and "batch_size_memory_mb" in merged:
-        add(_f((*at, "tuning"), "V-E7"))
-        own: TuningConfig | None = e.tuning
-        if own is not None and own.batch_size is not None and \
-                own.batch_size_memory_mb is not None:
-            add(_f((*at, "tuning"), "V-E8"))
+    own: TuningConfig | None = e.tuning
+    if own is not None or (source is not None and source.tuning is not None):
+        merged = merged_tuning(e, source)
+        if "batch_size" in merged and "batch_size_memory_mb" in merged:
+            add(_f((*at, "tuning"), "V-E7"))
+            if own is not None and own.batch_size is not None and \
+                    own.batch_size_memory_mb is not None:
+                add(_f((*at, "tuning"), "V-E8"))
     _reading(e, at, add)
     _destination(e, at, add, path_exists)
     if e.max_file_size is not None and max_file_size_bytes(e.max_file_size) is None:
@@ -465,13 +469,16 @@ def export_findings(
             add(_f(cl_at, "V-E19b", level=level))
         elif e.compression in ("snappy", "lz4", "none"):
             add(_f(cl_at, "V-E19c", compression=e.compression))
-    _mode_arm(e, at, add, source)
-    _outside_mode(e, at, add)
-    _column_overrides(e, at, add)
-    _cdc(e, at, add, source)
+    _mode_arm(e, mode, at, add, source)
+    cdc = e.cdc
+    _outside_mode(e, mode, cdc, at, add)
+    if e.columns:  # nearly every export has no column overrides
+        _column_overrides(e, at, add)
+    if cdc is not None or mode == "cdc":  # every cdc rule needs a `cdc:` section or mode
+        _cdc(e, at, add, source)
     if e.chunk_by_days is not None:
         cd_at = (*at, "chunk_by_days")
-        if e.mode != "chunked":
+        if mode != "chunked":
             add(_f(cd_at, "V-E31a"))
         if e.chunk_dense:
             add(_f(cd_at, "V-E31b"))
@@ -484,39 +491,43 @@ Add = Callable[[Finding], None]
 
 
 def _reading(e: ExportConfig, at: Loc, add: Add) -> None:
-    both = e.table is not None and e.tables is not None
+    query, query_file, table, tables = e.query, e.query_file, e.table, e.tables
+    both = table is not None and tables is not None
     if both:
         add(_f((*at, "tables"), "V-E9"))
-    given = [k for k in ("query", "query_file", "table", "tables") if getattr(e, k) is not None]
-    if not given:
+    count = ((query is not None) + (query_file is not None) + (table is not None)
+             + (tables is not None))
+    if count == 0:
         add(_f(at, "V-E10a"))
-    elif len(given) > 1 and not (both and len(given) == 2):
-        add(_f((*at, given[1]), "V-E10b", count=len(given)))
-    if e.query_file is not None:
-        if e.query_file.startswith("/"):
-            add(_f((*at, "query_file"), "V-E11a", path=e.query_file))
-        elif _has_parent_component(e.query_file):
-            add(_f((*at, "query_file"), "V-E11b", path=e.query_file))
+    elif count > 1 and not (both and count == 2):
+        given = [k for k, v in (("query", query), ("query_file", query_file), ("table", table),
+                                ("tables", tables)) if v is not None]
+        add(_f((*at, given[1]), "V-E10b", count=count))
+    if query_file is not None:
+        if query_file.startswith("/"):
+            add(_f((*at, "query_file"), "V-E11a", path=query_file))
+        elif _has_parent_component(query_file):
+            add(_f((*at, "query_file"), "V-E11b", path=query_file))
 
 
 def _destination(e: ExportConfig, at: Loc, add: Add,
                  path_exists: Callable[[str], bool] | None) -> None:
     d = e.destination
     d_at = (*at, "destination")
-    if d.type in ("s3", "gcs", "azure") and d.endpoint is not None and not d.allow_anonymous \
-            and not is_loopback(endpoint_host(d.endpoint)):
-        add(_f((*d_at, "endpoint"), "V-E12", endpoint=d.endpoint))
-    if d.type == "local":
-        for key in ("path", "prefix"):
-            value = getattr(d, key)
+    kind = d.type
+    if kind == "local":
+        for key, value in (("path", d.path), ("prefix", d.prefix)):
             if value is not None and _has_parent_component(value):
                 add(_f((*d_at, key), "V-E13", key=key, value=value))
                 break
-    if d.type == "s3" and (d.access_key_env is None) != (d.secret_key_env is None):
+    elif kind in ("s3", "gcs", "azure") and d.endpoint is not None and \
+            not d.allow_anonymous and not is_loopback(endpoint_host(d.endpoint)):
+        add(_f((*d_at, "endpoint"), "V-E12", endpoint=d.endpoint))
+    if kind == "s3" and (d.access_key_env is None) != (d.secret_key_env is None):
         add(_f(d_at, "V-E14"))
-    if d.type == "gcs" and d.allow_anonymous and d.credentials_file is not None:
+    if kind == "gcs" and d.allow_anonymous and d.credentials_file is not None:
         add(_f((*d_at, "allow_anonymous"), "V-E15"))
-    if d.type == "azure":
+    if kind == "azure":
         if d.allow_anonymous:
             if any(v is not None for v in (d.account_name, d.account_key_env, d.sas_token_env)):
                 add(_f((*d_at, "allow_anonymous"), "V-E16a"))
@@ -531,17 +542,18 @@ def _destination(e: ExportConfig, at: Loc, add: Add,
         add(_f((*d_at, "credentials_file"), "V-E17", path=d.credentials_file))
 
 
-def _mode_arm(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -> None:
-    if e.mode == "incremental":
+def _mode_arm(e: ExportConfig, mode: str, at: Loc, add: Add,
+              source: SourceConfig | None) -> None:
+    if mode == "incremental":
         if e.cursor_column is None:
             add(_f((*at, "cursor_column"), "V-E20a"))
         if e.incremental_cursor_mode == "coalesce" and e.cursor_fallback_column is None:
             add(_f((*at, "cursor_fallback_column"), "V-E20b"))
         if e.incremental_cursor_mode == "single_column" and e.cursor_fallback_column is not None:
             add(_f((*at, "cursor_fallback_column"), "V-E20c"))
-    elif e.mode == "chunked":
-        if all(v is None for v in (e.chunk_column, e.chunk_by_key, e.chunk_count,
-                                   e.chunk_by_days, e.table)):
+    elif mode == "chunked":
+        if e.chunk_column is None and e.chunk_by_key is None and e.chunk_count is None and \
+                e.chunk_by_days is None and e.table is None:
             add(_f((*at, "mode"), "V-E20d"))
         if e.chunk_size == 0:
             add(_f((*at, "chunk_size"), "V-E20e"))
@@ -553,12 +565,12 @@ def _mode_arm(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -
             add(_f((*at, "chunk_dense"), "V-E20h"))
         if e.chunk_count is not None and e.chunk_by_days is not None:
             add(_f((*at, "chunk_by_days"), "V-E20i"))
-    elif e.mode == "time_window":
+    elif mode == "time_window":
         if e.time_column is None:
             add(_f((*at, "time_column"), "V-E20j"))
         if e.days_window is None:
             add(_f((*at, "days_window"), "V-E20k"))
-    elif e.mode == "cdc":
+    elif mode == "cdc":
         if e.table is None and e.tables is None:
             add(_f((*at, "mode"), "V-E20l"))
         if e.tables is not None:
@@ -576,27 +588,41 @@ def _mode_arm(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -
             add(_f((*at, "query" if e.query is not None else "query_file"), "V-E20p"))
 
 
-def _outside_mode(e: ExportConfig, at: Loc, add: Add) -> None:
-    if e.tables is not None and e.mode != "cdc":
+def _outside_mode(e: ExportConfig, mode: str, cdc: CdcConfig | None, at: Loc,
+                  add: Add) -> None:
+    if e.tables is not None and mode != "cdc":
         add(_f((*at, "tables"), "V-E21"))
-    if e.chunk_dense and e.mode != "chunked":
+    if e.chunk_dense and mode != "chunked":
         add(_f((*at, "chunk_dense"), "V-E22"))
-    if e.mode != "chunked":
-        knob = next((k for k, on in (
-            ("chunk_column", e.chunk_column is not None),
-            ("chunk_by_key", e.chunk_by_key is not None),
-            ("chunk_count", e.chunk_count is not None),
-            ("chunk_size_memory_mb", e.chunk_size_memory_mb is not None),
-            ("chunk_max_attempts", e.chunk_max_attempts is not None),
-            ("chunk_checkpoint", e.chunk_checkpoint),
-            ("keyset_incremental", e.keyset_incremental),
-            ("chunk_size", e.chunk_size != DEFAULT_CHUNK_SIZE)) if on), None)
+    if mode != "chunked":
+        knob = _chunked_only_knob(e)
         if knob is not None:
-            add(_f((*at, knob), "V-E23", knob=knob, mode=e.mode))
+            add(_f((*at, knob), "V-E23", knob=knob, mode=mode))
     if e.keyset_incremental and e.chunk_by_key is None:
         add(_f((*at, "keyset_incremental"), "V-E24"))
-    if e.cdc is not None and e.mode != "cdc":
+    if cdc is not None and mode != "cdc":
         add(_f((*at, "cdc"), "V-E25"))
+
+
+def _chunked_only_knob(e: ExportConfig) -> str | None:
+    """The first knob that only `mode: chunked` reads which the export sets, else None."""
+    if e.chunk_column is not None:
+        return "chunk_column"
+    if e.chunk_by_key is not None:
+        return "chunk_by_key"
+    if e.chunk_count is not None:
+        return "chunk_count"
+    if e.chunk_size_memory_mb is not None:
+        return "chunk_size_memory_mb"
+    if e.chunk_max_attempts is not None:
+        return "chunk_max_attempts"
+    if e.chunk_checkpoint:
+        return "chunk_checkpoint"
+    if e.keyset_incremental:
+        return "keyset_incremental"
+    if e.chunk_size != DEFAULT_CHUNK_SIZE:
+        return "chunk_size"
+    return None
 
 
 def _last_segment(name: str) -> str:
@@ -604,8 +630,7 @@ def _last_segment(name: str) -> str:
 
 
 def _column_overrides(e: ExportConfig, at: Loc, add: Add) -> None:
-    if not e.columns:  # nearly every export: nothing to check
-        return
+    """V-E26 (an export with column overrides)."""
     by_query = e.query is not None or e.query_file is not None
     captured = {_last_segment(t) for t in ((e.table,) if e.table is not None else ())
                 + (e.tables or ())}
@@ -622,8 +647,7 @@ def _column_overrides(e: ExportConfig, at: Loc, add: Add) -> None:
 
 
 def _cdc(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -> None:
-    if e.cdc is None and e.mode != "cdc":  # every rule below needs a `cdc:` section or mode
-        return
+    """V-E27..V-E30 (an export with a `cdc:` section or `mode: cdc`)."""
     tables = ((e.table,) if e.table is not None else ()) + (e.tables or ())
     if e.cdc is not None and e.cdc.initial == "snapshot" and \
             any(_last_segment(t) == "snapshot" for t in tables):
