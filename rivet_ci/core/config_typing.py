@@ -30,6 +30,9 @@ from rivet_ci.core.fast_model import construct
 from rivet_ci.core.patterns import did_you_mean
 from rivet_ci.core.rivet_yaml import (
     BOOLS,
+    HUGE_INTEGER_DIGITS,
+    INTEGER_START,
+    MAP,
     MAX_DEPTH,
     NULLS,
     PLAIN,
@@ -117,6 +120,7 @@ class TooDeepError(Exception):
 
 _FAIL = object()
 _SCALAR = yaml.ScalarNode
+_MAPPING = yaml.MappingNode
 
 
 def _kind_of(annotation: Any) -> tuple[Kind, bool]:
@@ -172,24 +176,22 @@ def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
     return out
 
 
-_SPEC_CACHE: dict[type[BaseModel], dict[str, FieldSpec]] = {}
-_REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {}
+# Per struct: its keys' specs and its required keys (looked up once per mapping typed).
+_STRUCTS: dict[type[BaseModel], tuple[dict[str, FieldSpec], tuple[str, ...]]] = {}
 
 
-def _required(model: type[BaseModel]) -> tuple[str, ...]:
-    cached = _REQUIRED.get(model)
+def _struct(model: type[BaseModel]) -> tuple[dict[str, FieldSpec], tuple[str, ...]]:
+    cached = _STRUCTS.get(model)
     if cached is None:
-        cached = _REQUIRED[model] = tuple(
-            key for key, spec in specs(model).items() if spec.presence == "required")
+        fields = _specs(model)
+        required = tuple(key for key, spec in fields.items() if spec.presence == "required")
+        cached = _STRUCTS[model] = (fields, required)
     return cached
 
 
 def specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
     """The keys of one struct, in declaration order, with their rivet types."""
-    cached = _SPEC_CACHE.get(model)
-    if cached is None:
-        cached = _SPEC_CACHE[model] = _specs(model)
-    return cached
+    return _struct(model)[0]
 
 
 def _line(node: yaml.Node) -> int:
@@ -251,7 +253,7 @@ class Typer:
         if isinstance(node, yaml.ScalarNode):
             if name == "str":
                 text: str = node.value
-                if node.tag == PLAIN and len(text) >= 19 and huge_integer(node) is not None:
+                if node.tag == PLAIN and huge_integer(node) is not None:
                     return self._issue(loc, line, "P0-huge-int", f"the integer `{text}` does "
                                        "not fit in 64 bits; rivet refuses it anywhere, quote it")
                 if self.walk.unset_names and UNSET_PREFIX in text:
@@ -302,8 +304,7 @@ class Typer:
             return self._issue(loc, line, "T-type", f"expected {what}, got {_describe(node)}",
                                node)
         if name == "struct" and isinstance(node, yaml.MappingNode):
-            data = self.struct(node, kind, loc, line, depth)
-            return data if data is _FAIL else self._build(kind, data, loc, line)
+            return self._section(node, kind, loc, line, depth)
         if name == "list" and isinstance(node, yaml.SequenceNode):
             return self._list(node, kind, loc, depth)
         if name == "map" and isinstance(node, yaml.MappingNode):
@@ -322,6 +323,13 @@ class Typer:
                                "e.g. prefix: \"exports/{partition}/\"")
         return self._issue(loc, line, "T-type", f"expected {expected}, got {_describe(node)}")
 
+    def _section(self, node: yaml.MappingNode, kind: Kind, loc: Loc, line: int,
+                 depth: int) -> Any:
+        """A struct written as a mapping (without a tag), typed and built; `_FAIL` if any of
+        its keys failed."""
+        data = self.struct(node, kind, loc, line, depth)
+        return data if data is _FAIL else self._build(kind, data, loc, line)
+
     def _brace_cause(self, node: yaml.MappingNode) -> bool:
         return bool(node.flow_style)
 
@@ -335,11 +343,17 @@ class Typer:
         assert item_kind is not None
         out = []
         failed = False
-        exports = loc == ("exports",)
+        exports = self.walk.exports if loc == ("exports",) else None
+        sections = item_kind.name == "struct"
         for i, item in enumerate(node.value):
-            value = self.value(item, item_kind, (*loc, i), _line(item), depth + 1)
-            if exports:
-                self.walk.exports.append((value if value is not _FAIL else None, _line(item)))
+            line = _line(item)
+            if sections and item.__class__ is _MAPPING and item.tag is MAP:
+                self._count(depth + 1)
+                value = self._section(item, item_kind, (*loc, i), line, depth + 1)
+            else:
+                value = self.value(item, item_kind, (*loc, i), line, depth + 1)
+            if exports is not None:
+                exports.append((value if value is not _FAIL else None, line))
             if value is _FAIL:
                 failed = True
             else:
@@ -441,7 +455,8 @@ class Typer:
         """A struct's keys typed into a dict ready for its model; `_FAIL` if any key failed."""
         model = kind.model
         assert model is not None
-        fields = specs(model)
+        struct_spec = _STRUCTS.get(model)
+        fields, required = struct_spec if struct_spec is not None else _struct(model)
         out: dict[str, Any] = {}
         failed = False
         misplaced: list[tuple[str, int]] = []
@@ -480,7 +495,8 @@ class Typer:
                         continue  # unset, as if the key were not written
                     kind_name = spec.name
                     if kind_name == "str":
-                        if len(text) < 19 and not (watch_unset and UNSET_PREFIX in text):
+                        if (len(text) < HUGE_INTEGER_DIGITS or text[0] not in INTEGER_START) \
+                                and not (watch_unset and UNSET_PREFIX in text):
                             visits += 1
                             out[key] = text
                             continue
@@ -517,7 +533,12 @@ class Typer:
             visits = 0
             key_line = _line(key_node)
             before = len(walk.issues)
-            value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
+            if value_node.__class__ is _MAPPING and value_node.tag is MAP and \
+                    spec.name == "struct":  # a section (`destination:`): as `value` types it
+                self._count(depth + 1)
+                value = self._section(value_node, spec.kind, (*loc, key), key_line, depth + 1)
+            else:
+                value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
             if value is _FAIL:
                 # A connection field wrong only because its placeholder is unset matters only
                 # when connecting: the source is kept without it (live preflight reports it).
@@ -532,7 +553,7 @@ class Typer:
         walk.visits += visits
         if misplaced:
             walk.misplaced[loc] = misplaced
-        for key in _required(model):
+        for key in required:
             if key not in out and not any(k.value == key for k, _ in pairs):
                 self._issue((*loc, key), line if node is None else _line(node), "T-missing",
                             f"missing required key `{key}`" + _MISSING_HINTS.get(key, ""))

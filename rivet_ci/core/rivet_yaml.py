@@ -34,6 +34,10 @@ NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _UINT = re.compile(r"\+?(0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)\Z")
 _SINT = re.compile(r"-(0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)\Z")
+# The characters an integer's text (`_UINT`, `_SINT`) can start with: other text is no integer.
+INTEGER_START = frozenset("+-0123456789")
+# The shortest plain integer that may not fit in 64 bits (`huge_integer`).
+HUGE_INTEGER_DIGITS = 19
 _FLOAT = re.compile(r"\+?[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _SPECIAL_FLOATS = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf,
                    "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf,
@@ -195,7 +199,8 @@ def resolve_any(node: yaml.ScalarNode) -> tuple[str, Any]:
 def huge_integer(node: yaml.ScalarNode) -> int | None:
     """A plain integer beyond 64 bits but within 128: rivet's generic pre-parse refuses it
     anywhere in the file, even where the key wants a string (spec §1.1)."""
-    if node.tag != PLAIN or len(node.value) < 19:
+    text = node.value
+    if node.tag != PLAIN or len(text) < HUGE_INTEGER_DIGITS or text[0] not in INTEGER_START:
         return None
     kind, value = resolve_any(node)
     if kind != "int" or not isinstance(value, int):
