@@ -277,7 +277,7 @@ class _Raw:
         self.pieces = pieces
 
 
-def _emit(value: Any, depth: int) -> Iterator[bytes]:
+def _emit(value: Any, depth: int) -> Iterator[bytes | memoryview]:
     """`orjson.dumps(value, OPT_INDENT_2)` as it would appear `depth` levels deep."""
     if isinstance(value, _Object):
         yield b"{"
@@ -313,13 +313,21 @@ def _emit(value: Any, depth: int) -> Iterator[bytes]:
         yield _indented(value, depth)
 
 
-def _indented(value: Any, depth: int) -> bytes:
+def _indented(value: Any, depth: int) -> bytes | memoryview:
+    """`orjson.dumps(value, OPT_INDENT_2)` as it appears `depth` levels deep: serialised inside
+    `depth` one-item arrays (nested exactly as deep as in the whole document), so orjson writes
+    the indentation itself, and cut out of them (a view of orjson's text, not a copy)."""
+    for _ in range(depth):
+        value = [value]
     text = orjson.dumps(value, option=_INDENT, default=_model_json)
-    # JSON text holds no raw line break inside a string: every one is indentation.
-    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+    if not depth:
+        return text
+    # Level i opens with "[", a line break and 2·i spaces, and closes with a line break,
+    # 2·(i - 1) spaces and "]".
+    return memoryview(text)[depth * (depth + 3):len(text) - depth * (depth + 1)]
 
 
-def _line_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
+def _line_blocks(pieces: Iterator[bytes | memoryview]) -> Iterator[bytes]:
     """Pieces joined into blocks of about CHUNK_BYTES, each ending with a line break but the
     last (the rest of the text): blocks the output boundary can redact one by one."""
     buffer: list[bytes | memoryview] = []
@@ -327,10 +335,11 @@ def _line_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
     for piece in pieces:
         buffer.append(piece)
         size += len(piece)
-        if size >= CHUNK_BYTES:
-            # Cut after the last line break of this piece (most pieces end one), joining the
-            # text once: no copy of the block is sliced out of a bigger join. Without a line
-            # break in it, the block grows until a piece brings one.
+        if size >= CHUNK_BYTES and type(piece) is bytes:
+            # Cut after the last line break of this piece (most pieces end one; a value's text,
+            # a view, does not, but the separator after it does), joining the text once: no
+            # copy of the block is sliced out of a bigger join. Without a line break in it, the
+            # block grows until a piece brings one.
             cut = piece.rfind(b"\n") + 1
             if cut:
                 rest = piece[cut:]
@@ -342,7 +351,7 @@ def _line_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
         yield rest
 
 
-def _lines(pieces: Iterator[bytes]) -> Iterator[bytes]:
+def _lines(pieces: Iterator[bytes | memoryview]) -> Iterator[bytes]:
     """The document's blocks, each ending with a line break (the output boundary redacts whole
     lines), the last with the document's final line break."""
     last = b""
