@@ -132,36 +132,39 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None,
 
 def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
               source: SourceConfig | None = None) -> Any:
-    kind = signals.resolved_strategy
+    # Field values from the models' `__dict__` (see `_fields`).
+    f = _fields(export)
+    s = signals.__dict__
+    kind = s["resolved_strategy"]
     if kind == "incremental":
         return {"Incremental": {
-            "primary_column": export.cursor_column,
-            "fallback_column": export.cursor_fallback_column,
-            "mode": export.incremental_cursor_mode}}
+            "primary_column": f["cursor_column"],
+            "fallback_column": f["cursor_fallback_column"],
+            "mode": f["incremental_cursor_mode"]}}
     if kind == "timewindow":
-        return {"TimeWindow": {"column": export.time_column,
-                               "column_type": export.time_column_type,
-                               "days_window": export.days_window}}
+        return {"TimeWindow": {"column": f["time_column"],
+                               "column_type": f["time_column_type"],
+                               "days_window": f["days_window"]}}
     if kind == "chunked":
-        attempts = config_value(export, "chunk_max_attempts")
+        attempts = f["chunk_max_attempts"]
         if attempts is None:
             attempts = max(int(tuning.get("max_retries") or 0) + 1, 1)
         return {"Chunked": {
-            "column": signals.chunk_column, "chunk_size": signals.chunk_size,
-            "chunk_count": export.chunk_count, "parallel": export.parallel,
-            "dense": bool(export.chunk_dense), "by_days": export.chunk_by_days,
-            "checkpoint": bool(export.chunk_checkpoint), "max_attempts": attempts}}
+            "column": s["chunk_column"], "chunk_size": s["chunk_size"],
+            "chunk_count": f["chunk_count"], "parallel": f["parallel"],
+            "dense": bool(f["chunk_dense"]), "by_days": f["chunk_by_days"],
+            "checkpoint": bool(f["chunk_checkpoint"]), "max_attempts": attempts}}
     if kind == "keyset":
-        if export.mode == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
+        if f["mode"] == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
             resume = bool(_get(_get(source, "mongo"), "resume"))
-            return {"Keyset": {"key_column": "_id", "chunk_size": signals.chunk_size,
+            return {"Keyset": {"key_column": "_id", "chunk_size": s["chunk_size"],
                                "checkpoint": resume, "incremental": resume,
-                               "parallel": export.parallel}}
-        incremental = bool(config_value(export, "keyset_incremental"))
+                               "parallel": f["parallel"]}}
+        incremental = bool(f["keyset_incremental"])
         return {"Keyset": {
-            "key_column": signals.chunk_column, "chunk_size": signals.chunk_size,
-            "checkpoint": bool(export.chunk_checkpoint) or incremental,
-            "incremental": incremental, "parallel": export.parallel}}
+            "key_column": s["chunk_column"], "chunk_size": s["chunk_size"],
+            "checkpoint": bool(f["chunk_checkpoint"]) or incremental,
+            "incremental": incremental, "parallel": f["parallel"]}}
     return "Snapshot"
 
 
@@ -252,7 +255,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     if profile is not None:
         compression, level = _COMPRESSION_PROFILES[str(profile)]
     configured = f.get("destination")
-    name = export.name
+    name = f["name"]
     dest: DestinationJSON | None = None
     if memo is not None and type(configured) is DestinationConfig:
         # A destination model's field values, in declaration order, identify its block.
@@ -271,7 +274,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     factor = f.get("shape_drift_warn_factor")
     return {
         "export_name": name,
-        "source_table": export.table,
+        "source_table": f["table"],
         "base_query": export.effective_query,
         "is_split_unit": False,
         "strategy": _strategy(export, signals, tuning, source),
