@@ -173,6 +173,8 @@ class _Loader:
         self.path_exists = path_exists
         self.problems: list[Problem] = []
         self.root: yaml.Node | None = None
+        # Each `exports` item as typed (None where it failed) and its line.
+        self.exports: list[tuple[ExportConfig | None, int]] = []
         self.text = ""  # the substituted text that was composed
 
     def problem(self, line: int | None, loc: Loc, rule: str, message: str) -> None:
@@ -192,9 +194,10 @@ class _Loader:
                        "rivet runs; not checked")
         loc = finding.loc
         if loc and loc[0] == "exports" and len(loc) > 1 and isinstance(loc[1], int):
-            name = self.export_names.get(loc[1])
-            if name is not None and finding.rule not in ("V-L1", "V-L2", "V-E1"):
-                message = f"export '{name}': {message}"
+            index = loc[1]
+            export = self.exports[index][0] if index < len(self.exports) else None
+            if export is not None and finding.rule not in ("V-L1", "V-L2", "V-E1"):
+                message = f"export '{export.name}': {message}"
         self.problem(self.line_of(loc), loc, finding.rule, message)
 
     def load(self) -> LoadedConfig:
@@ -234,8 +237,7 @@ class _Loader:
             self.problem(None, (), "P0-depth", f"the document is nested deeper than "
                          f"{MAX_DEPTH} levels (recursion limit exceeded)")
             return empty.model_copy(update={"problems": tuple(self.problems)})
-        self.export_names = {i: e.name for i, (e, _) in enumerate(walk.exports)
-                             if e is not None}
+        self.exports = walk.exports
         self._prescans(walk)
         ordered = sorted(walk.issues, key=lambda i: not i.rule.startswith("P0"))
         for issue in ordered:

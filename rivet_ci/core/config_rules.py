@@ -21,7 +21,6 @@ from typing import Any, Literal
 from rivet_ci.core.config import (
     DEFAULT_CHUNK_SIZE,
     TUNING_KEYS,
-    CdcConfig,
     ExportConfig,
     SourceConfig,
     TuningConfig,
@@ -391,11 +390,11 @@ def list_findings(exports: list[tuple[int, ExportConfig]], count: int) -> list[F
     out = []
     first: dict[str, int] = {}
     for index, export in exports:
-        if export.name in first:
-            out.append(_f(("exports", index, "name"), "V-L2", name=export.name,
-                          first=first[export.name]))
+        name = export.name
+        if name in first:
+            out.append(_f(("exports", index, "name"), "V-L2", name=name, first=first[name]))
         else:
-            first[export.name] = index
+            first[name] = index
     return out
 
 
@@ -469,12 +468,10 @@ def export_findings(
             add(_f(cl_at, "V-E19b", level=level))
         elif e.compression in ("snappy", "lz4", "none"):
             add(_f(cl_at, "V-E19c", compression=e.compression))
-    _mode_arm(e, mode, at, add, source)
-    cdc = e.cdc
-    _outside_mode(e, mode, cdc, at, add)
+    _mode_rules(e, mode, at, add, source)
     if e.columns:  # nearly every export has no column overrides
         _column_overrides(e, at, add)
-    if cdc is not None or mode == "cdc":  # every cdc rule needs a `cdc:` section or mode
+    if e.cdc is not None or mode == "cdc":  # every cdc rule needs a `cdc:` section or mode
         _cdc(e, at, add, source)
     if e.chunk_by_days is not None:
         cd_at = (*at, "chunk_by_days")
@@ -542,8 +539,9 @@ def _destination(e: ExportConfig, at: Loc, add: Add,
         add(_f((*d_at, "credentials_file"), "V-E17", path=d.credentials_file))
 
 
-def _mode_arm(e: ExportConfig, mode: str, at: Loc, add: Add,
-              source: SourceConfig | None) -> None:
+def _mode_rules(e: ExportConfig, mode: str, at: Loc, add: Add,
+                source: SourceConfig | None) -> None:
+    """V-E20 (what the export's mode needs), then V-E21..V-E25 (knobs outside their mode)."""
     if mode == "incremental":
         if e.cursor_column is None:
             add(_f((*at, "cursor_column"), "V-E20a"))
@@ -586,43 +584,27 @@ def _mode_arm(e: ExportConfig, mode: str, at: Loc, add: Add,
                 add(_f((*at, "tables"), "V-E20o"))
         if e.query is not None or e.query_file is not None:
             add(_f((*at, "query" if e.query is not None else "query_file"), "V-E20p"))
-
-
-def _outside_mode(e: ExportConfig, mode: str, cdc: CdcConfig | None, at: Loc,
-                  add: Add) -> None:
+    # Knobs written outside the mode that reads them.
     if e.tables is not None and mode != "cdc":
         add(_f((*at, "tables"), "V-E21"))
     if e.chunk_dense and mode != "chunked":
         add(_f((*at, "chunk_dense"), "V-E22"))
-    if mode != "chunked":
-        knob = _chunked_only_knob(e)
+    if mode != "chunked":  # the first knob only `mode: chunked` reads that the export sets
+        knob = ("chunk_column" if e.chunk_column is not None
+                else "chunk_by_key" if e.chunk_by_key is not None
+                else "chunk_count" if e.chunk_count is not None
+                else "chunk_size_memory_mb" if e.chunk_size_memory_mb is not None
+                else "chunk_max_attempts" if e.chunk_max_attempts is not None
+                else "chunk_checkpoint" if e.chunk_checkpoint
+                else "keyset_incremental" if e.keyset_incremental
+                else "chunk_size" if e.chunk_size != DEFAULT_CHUNK_SIZE
+                else None)
         if knob is not None:
             add(_f((*at, knob), "V-E23", knob=knob, mode=mode))
     if e.keyset_incremental and e.chunk_by_key is None:
         add(_f((*at, "keyset_incremental"), "V-E24"))
-    if cdc is not None and mode != "cdc":
+    if e.cdc is not None and mode != "cdc":
         add(_f((*at, "cdc"), "V-E25"))
-
-
-def _chunked_only_knob(e: ExportConfig) -> str | None:
-    """The first knob that only `mode: chunked` reads which the export sets, else None."""
-    if e.chunk_column is not None:
-        return "chunk_column"
-    if e.chunk_by_key is not None:
-        return "chunk_by_key"
-    if e.chunk_count is not None:
-        return "chunk_count"
-    if e.chunk_size_memory_mb is not None:
-        return "chunk_size_memory_mb"
-    if e.chunk_max_attempts is not None:
-        return "chunk_max_attempts"
-    if e.chunk_checkpoint:
-        return "chunk_checkpoint"
-    if e.keyset_incremental:
-        return "keyset_incremental"
-    if e.chunk_size != DEFAULT_CHUNK_SIZE:
-        return "chunk_size"
-    return None
 
 
 def _last_segment(name: str) -> str:

@@ -304,7 +304,8 @@ class Typer:
             return self._issue(loc, line, "T-type", f"expected {what}, got {_describe(node)}",
                                node)
         if name == "struct" and isinstance(node, yaml.MappingNode):
-            return self._section(node, kind, loc, line, depth)
+            data = self.struct(node, kind, loc, line, depth)
+            return data if data is _FAIL else self._build(kind, data, loc, line)
         if name == "list" and isinstance(node, yaml.SequenceNode):
             return self._list(node, kind, loc, depth)
         if name == "map" and isinstance(node, yaml.MappingNode):
@@ -325,8 +326,14 @@ class Typer:
 
     def _section(self, node: yaml.MappingNode, kind: Kind, loc: Loc, line: int,
                  depth: int) -> Any:
-        """A struct written as a mapping (without a tag), typed and built; `_FAIL` if any of
-        its keys failed."""
+        """`value` of a struct written as a mapping without a tag: typed and built; `_FAIL` if
+        any of its keys failed."""
+        walk = self.walk  # counted as `_count` does
+        walk.visits += 1
+        if walk.visits > walk.budget:
+            raise RepetitionLimitError
+        if depth > MAX_DEPTH:
+            raise TooDeepError
         data = self.struct(node, kind, loc, line, depth)
         return data if data is _FAIL else self._build(kind, data, loc, line)
 
@@ -346,9 +353,8 @@ class Typer:
         exports = self.walk.exports if loc == ("exports",) else None
         sections = item_kind.name == "struct"
         for i, item in enumerate(node.value):
-            line = _line(item)
+            line = item.start_mark.line + 1  # (`_line`, inlined: once per export)
             if sections and item.__class__ is _MAPPING and item.tag is MAP:
-                self._count(depth + 1)
                 value = self._section(item, item_kind, (*loc, i), line, depth + 1)
             else:
                 value = self.value(item, item_kind, (*loc, i), line, depth + 1)
@@ -531,11 +537,10 @@ class Typer:
                         continue
             walk.visits += visits
             visits = 0
-            key_line = _line(key_node)
+            key_line = key_node.start_mark.line + 1  # (`_line`, inlined)
             before = len(walk.issues)
             if value_node.__class__ is _MAPPING and value_node.tag is MAP and \
                     spec.name == "struct":  # a section (`destination:`): as `value` types it
-                self._count(depth + 1)
                 value = self._section(value_node, spec.kind, (*loc, key), key_line, depth + 1)
             else:
                 value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
