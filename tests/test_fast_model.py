@@ -49,7 +49,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     real = fast_model.Maker.make
     counts: dict[str, int] = {}
 
-    def make(self: fast_model.Maker, data: dict[str, Any]) -> Any:
+    def make(self: fast_model.Maker[Any], data: dict[str, Any]) -> Any:
         built = real(self, data)
         same(built, self.model.model_validate(data))
         counts[self.model.__name__] = counts.get(self.model.__name__, 0) + 1

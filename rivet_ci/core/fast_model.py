@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,12 +28,12 @@ _set = object.__setattr__
 _new = object.__new__
 
 
-class Maker:
+class Maker(Generic[M]):
     """Builds instances of one model (see the module docstring)."""
 
     __slots__ = ("aliases", "factories", "fast", "model", "template")
 
-    def __init__(self, model: type[BaseModel], template: dict[str, Any],
+    def __init__(self, model: type[M], template: dict[str, Any],
                  factories: tuple[tuple[str, Callable[[], Any]], ...],
                  aliases: dict[str, str], fast: bool) -> None:
         self.model = model
@@ -43,7 +43,7 @@ class Maker:
         self.fast = fast
 
     @classmethod
-    def of(cls, model: type[BaseModel]) -> Maker:
+    def of(cls, model: type[M]) -> Maker[M]:
         decorators = model.__pydantic_decorators__
         fast = (model.__pydantic_post_init__ is None and not model.__private_attributes__
                 and not any((decorators.validators, decorators.field_validators,
@@ -74,7 +74,7 @@ class Maker:
                     template[name] = default
         return cls(model, template, tuple(factories), aliases, fast)
 
-    def make(self, data: dict[str, Any]) -> Any:
+    def make(self, data: dict[str, Any]) -> M:
         """The instance holding `data` (keys are field names or aliases; every required field
         given) and the defaults of the fields `data` leaves out."""
         if self.aliases:
@@ -95,11 +95,12 @@ class Maker:
         return instance
 
 
-_MAKERS: dict[type[BaseModel], Maker] = {}
+_MAKERS: dict[type[BaseModel], Maker[Any]] = {}
 
 
-def maker(model: type[BaseModel]) -> Maker:
-    found = _MAKERS.get(model)
+def maker(model: type[M]) -> Maker[M]:
+    """The maker of `model` (one per model; refused for a model with validators or hooks)."""
+    found: Maker[M] | None = _MAKERS.get(model)
     if found is None:
         found = _MAKERS[model] = Maker.of(model)
         if not found.fast:
@@ -121,8 +122,7 @@ def replace(instance: M, update: dict[str, Any]) -> M:
 
 def construct(model: type[M], values: dict[str, Any]) -> M:
     """`model.model_validate(values)` for values already of the field types (not checked)."""
-    found = _MAKERS.get(model)
+    found: Maker[M] | None = _MAKERS.get(model)
     if found is None:
         found = maker(model)
-    result: M = found.make(values)
-    return result
+    return found.make(values)

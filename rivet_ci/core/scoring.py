@@ -7,10 +7,9 @@ from the score. `docs/scoring-rules.md` describes the same table for humans.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
-from rivet_ci.core.fast_model import construct
+from rivet_ci.core.fast_model import maker
 from rivet_ci.core.history import HistorySummary
 from rivet_ci.core.recommendation import (
     SHARED_SOURCE_MESSAGE,
@@ -37,31 +36,16 @@ class ScoreRule(NamedTuple):
     message: str | None = None  # a format string; `{rows}`, `{windows}`, ... are filled in
 
     def applied(self, **values: object) -> Contribution:
-        if not values:  # fixed: one contribution (and frozen Reason) serves every export
-            static = _STATIC.get(self)
-            if static is None:
-                static = _STATIC[self] = self._contribution(values)
-            return static
-        return self._contribution(values)
-
-    def _contribution(self, values: dict[str, object]) -> Contribution:
+        """What this row adds, its message (if any) filled in with `values`."""
         if self.kind is None or self.message is None:
-            return Contribution(self.delta)
-        return Contribution(self.delta, construct(
-            Reason, {"kind": self.kind, "message": self.message.format(**values)}))
+            return self.delta, None
+        return self.delta, _REASON.make({"kind": self.kind,
+                                         "message": self.message.format_map(values)})
 
 
-class Contribution(NamedTuple):
-    """What one rule adds: a delta and, when it explains something, a reason."""
-
-    delta: int
-    reason: Reason | None = None
-
-
-_STATIC: dict[ScoreRule, Contribution] = {}
-
-
-Rule = Callable[[Signals], Contribution | None]
+# What one rule adds: a delta and, when it explains something, a reason.
+Contribution = tuple[int, Reason | None]
+_REASON = maker(Reason)
 
 NO_ROWS = ScoreRule(1, "cost by rows", "no row estimate", -3, "low_confidence_metadata",
                     "No row estimate — assume medium cost until preflight succeeds.")
@@ -126,6 +110,19 @@ SCORE_TABLE: tuple[ScoreRule, ...] = (
 )
 
 
+# The rows whose message has no placeholder add the same on every export: each contribution (and
+# its frozen Reason) is built once.
+_NO_ROWS, _RISK_MEDIUM, _SNAPSHOT, _CHUNKED_LIGHT, _TIME_WINDOW = (
+    rule.applied() for rule in (NO_ROWS, RISK_MEDIUM, SNAPSHOT, CHUNKED_LIGHT, TIME_WINDOW))
+_SPARSE, _RECONCILE, _FRESHNESS, _UNSAFE, _DEGRADED, _EFFICIENT, _RECENT_FAILURE = (
+    rule.applied() for rule in (SPARSE, RECONCILE, FRESHNESS, UNSAFE, DEGRADED, EFFICIENT,
+                                RECENT_FAILURE))
+_CURSOR: dict[str, Contribution] = {
+    "strong_monotonic": STRONG_CURSOR.applied(), "weak_time": WEAK_CURSOR.applied(),
+    "weak_multi_candidate": WEAK_CURSOR.applied(), "fallback_only": FALLBACK_CURSOR.applied(),
+    "none": NO_CURSOR.applied()}
+
+
 def cost_class(signals: Signals) -> CostClass:
     rows = signals.row_estimate
     if rows is None or (rows >= 100_000 and rows < 10_000_000):
@@ -138,7 +135,7 @@ def cost_class(signals: Signals) -> CostClass:
 def rows_rule(signals: Signals) -> Contribution:
     rows = signals.row_estimate
     if rows is None:
-        return NO_ROWS.applied()
+        return _NO_ROWS
     if rows < 100_000:
         return SMALL_TABLE.applied(rows=rows)
     if rows < 10_000_000:
@@ -147,7 +144,11 @@ def rows_rule(signals: Signals) -> Contribution:
 
 
 def risk_class(signals: Signals) -> RiskClass:
-    verdict = signals.verdict.lower()
+    return _risk_class(signals, signals.verdict.lower())
+
+
+def _risk_class(signals: Signals, verdict: str) -> RiskClass:
+    """`risk_class` with the verdict already lower-cased."""
     if signals.sparse_range_risk or "unsafe" in verdict:
         return "high"
     if "degraded" in verdict or len(signals.warnings) > 3:
@@ -155,57 +156,44 @@ def risk_class(signals: Signals) -> RiskClass:
     return "low"
 
 
-def risk_rule(signals: Signals) -> Contribution | None:
-    return RISK_MEDIUM.applied() if risk_class(signals) == "medium" else None
-
-
-_CURSOR_RULES = {"strong_monotonic": STRONG_CURSOR, "weak_time": WEAK_CURSOR,
-                 "weak_multi_candidate": WEAK_CURSOR, "fallback_only": FALLBACK_CURSOR,
-                 "none": NO_CURSOR}
-
-
-def strategy_rule(signals: Signals) -> Contribution | None:
+def strategy_rule(signals: Signals) -> Contribution:
     if signals.strategy == "snapshot":
-        return SNAPSHOT.applied()
+        return _SNAPSHOT
     if signals.strategy == "incremental":
-        return _CURSOR_RULES[signals.cursor_quality].applied()
+        return _CURSOR[signals.cursor_quality]
     if signals.strategy == "chunked":
         # rivet prints 0 when the window count is unknown (keyset, MongoDB page_size).
         count = signals.chunk_count or 0
         if count > 1 or (signals.row_estimate or 0) > 1_000_000:
             return CHUNKED_HEAVY.applied(windows=count)
-        return CHUNKED_LIGHT.applied()
-    return TIME_WINDOW.applied()
+        return _CHUNKED_LIGHT
+    return _TIME_WINDOW
 
 
-def sparse_rule(signals: Signals) -> Contribution | None:
-    return SPARSE.applied() if signals.sparse_range_risk else None
-
-
-def reconcile_rule(signals: Signals) -> Contribution | None:
-    return RECONCILE.applied() if signals.reconcile_required else None
-
-
-def freshness_rule(signals: Signals) -> Contribution | None:
-    return FRESHNESS.applied() if signals.freshness == "recent" else None
-
-
-def verdict_rule(signals: Signals) -> Contribution | None:
-    verdict = signals.verdict.lower()
+def verdict_rule(verdict: str) -> Contribution | None:
+    """Step 7 on the lower-cased verdict."""
     if "unsafe" in verdict:
-        return UNSAFE.applied()
+        return _UNSAFE
     if "degraded" in verdict:
-        return DEGRADED.applied()
+        return _DEGRADED
     if "efficient" in verdict:
-        return EFFICIENT.applied()
+        return _EFFICIENT
     return None
 
 
-# Order matters: reasons appear in this order (rivet's order).
-SIGNAL_RULES: tuple[Rule, ...] = (
-    rows_rule, risk_rule, strategy_rule, sparse_rule, reconcile_rule, freshness_rule,
-    verdict_rule,
-)
+def signal_contributions(signals: Signals, verdict: str, risk: RiskClass,
+                         ) -> tuple[Contribution | None, ...]:
+    """Steps 1-7 of the table (None: the step adds nothing), in rivet's order: reasons appear in
+    this order. `verdict` is the lower-cased verdict, `risk` the risk class."""
+    return (
+        rows_rule(signals),
+        _RISK_MEDIUM if risk == "medium" else None,
+        strategy_rule(signals),
+        _SPARSE if signals.sparse_range_risk else None,
+        _RECONCILE if signals.reconcile_required else None,
+        _FRESHNESS if signals.freshness == "recent" else None,
+        verdict_rule(verdict),
+    )
 
 
 def history_contributions(history: HistorySummary | None) -> list[Contribution]:
@@ -214,7 +202,7 @@ def history_contributions(history: HistorySummary | None) -> list[Contribution]:
         return []
     out: list[Contribution] = []
     if history.last_failed:
-        out.append(RECENT_FAILURE.applied())
+        out.append(_RECENT_FAILURE)
     if history.runs >= 3 and history.retries_per_run > 0.3:
         out.append(HIGH_RETRY.applied(rate=history.retries_per_run, runs=history.runs))
     if (history.runs >= 3 and history.mean_duration_ms is not None
@@ -243,25 +231,30 @@ def recommend_export(
     source_group: str | None = None,
 ) -> ExportRecommendation:
     """Score one export. Pure and deterministic: same inputs, same recommendation."""
+    verdict = signals.verdict.lower()
+    risk = _risk_class(signals, verdict)
     score = BASE_SCORE
     reasons: list[Reason] = []
-    for rule in SIGNAL_RULES:
-        contribution = rule(signals)
+    for contribution in signal_contributions(signals, verdict, risk):
         if contribution is not None:
-            score += contribution.delta
-            if contribution.reason is not None:
-                reasons.append(contribution.reason)
+            delta, reason = contribution
+            score += delta
+            if reason is not None:
+                reasons.append(reason)
     if history is not None and history.runs:  # no finished run: no history rule applies
         history_total = 0
-        for contribution in history_contributions(history):
-            history_total += contribution.delta
-            if contribution.reason is not None:
-                reasons.append(contribution.reason)
+        for delta, reason in history_contributions(history):
+            history_total += delta
+            if reason is not None:
+                reasons.append(reason)
         score += max(history_total, -HISTORY_PENALTY_CAP)
     score = min(max(score, 0), 100)
-    return construct(ExportRecommendation, {
+    return _RECOMMENDATION.make({
         "export_name": export_name, "source_group": source_group, "priority_score": score,
         "priority_class": priority_class(score), "cost_class": cost_class(signals),
-        "risk_class": risk_class(signals), "recommended_wave": recommended_wave(score),
+        "risk_class": risk, "recommended_wave": recommended_wave(score),
         "reasons": tuple(reasons),
     })
+
+
+_RECOMMENDATION = maker(ExportRecommendation)
