@@ -242,9 +242,6 @@ def preflight_warnings(
     out: list[str] = []
     parallel = export.parallel
     chunked = export.mode == "chunked"
-    chunk_size = export.effective_chunk_size
-    dense = bool(export.chunk_dense)
-    by_days = export.chunk_by_days is not None
     keyset = export.chunk_by_key is not None
     if parallel > 1:
         if max_connections is None:
@@ -252,12 +249,31 @@ def preflight_warnings(
         elif parallel >= max_connections:
             out.append(WARN_CONNECTIONS.format(parallel=parallel, max_connections=max_connections,
                                                limit=max(max_connections - 3, 0, 1)))
+    if chunked:  # the sparse range, heavy chunk and dense surrogate warnings
+        out.extend(_chunk_warnings(export, rows=rows, avg_row_bytes=avg_row_bytes,
+                                   observed=observed, keyset=keyset))
+    if parallel > 1 and (rows or 0) > 5_000_000:
+        out.append(WARN_PARALLEL_MEMORY.format(parallel=parallel,
+                                               millions=(rows or 0) // 1_000_000))
+    if ((chunked or keyset) and not export.chunk_checkpoint and not export.keyset_incremental
+            and not (rows is not None and rows < 100_000)):
+        out.append(WARN_NO_CHECKPOINT)
+    return out
+
+
+def _chunk_warnings(export: ExportConfig, *, rows: int | None, avg_row_bytes: int | None,
+                    observed: Range | None, keyset: bool) -> list[str]:
+    """The warnings of a chunked export: sparse key range, heavy chunk, dense surrogate."""
+    out: list[str] = []
+    chunk_size = export.effective_chunk_size
+    dense = bool(export.chunk_dense)
+    by_days = export.chunk_by_days is not None
     low = parse_i64(observed.min) if observed else None
     high = parse_i64(observed.max) if observed else None
     density: float | None = None
     if low is not None and high is not None and rows is not None:
         density = rows / max(high - low, 1)
-    if (chunked and not keyset and not dense and not by_days and rows
+    if (not keyset and not dense and not by_days and rows
             and observed is not None and density is not None and low is not None
             and high is not None):
         span = max(high - low, 1)
@@ -265,7 +281,7 @@ def preflight_warnings(
             empty = int(min(max(1 - density, 0.0), 1.0) * 100)
             out.append(WARN_SPARSE.format(empty=empty, min=observed.min, max=observed.max,
                                           rows=rows))
-    if chunked and not by_days and rows and rows > 0 and avg_row_bytes and avg_row_bytes > 0:
+    if not by_days and rows and rows > 0 and avg_row_bytes and avg_row_bytes > 0:
         per_chunk: int | None = None
         if dense or keyset:
             per_chunk = chunk_size
@@ -279,15 +295,8 @@ def preflight_warnings(
                     chunk_size=chunk_size, mb=size // 1_048_576, rows_per_chunk=per_chunk,
                     width=avg_row_bytes,
                     suggested=max(chunk_size * HEAVY_CHUNK_BYTES // size, 1)))
-    if chunked and (dense or "ROW_NUMBER" in (export.query or "").upper()):
+    if dense or "ROW_NUMBER" in (export.query or "").upper():
         out.append(WARN_DENSE_SURROGATE)
-    if parallel > 1 and (rows or 0) > 5_000_000:
-        out.append(WARN_PARALLEL_MEMORY.format(parallel=parallel,
-                                               millions=(rows or 0) // 1_000_000))
-    if ((chunked or keyset) and not export.chunk_checkpoint
-            and not config_value(export, "keyset_incremental")
-            and not (rows is not None and rows < 100_000)):
-        out.append(WARN_NO_CHECKPOINT)
     return out
 
 
@@ -333,7 +342,7 @@ def validate_plan(export: ExportConfig, *, resolved: str,
     """`validate_plan` (§4.3, §5.7): the first rejection (`validate_rejection`) and the warnings
     (`validate_entries`). Both hinge on a `quality:` section or a stdout destination; an export
     with neither — nearly every export — has no rejection and no entry, read once here."""
-    if config_value(export, "quality") is None and destination_type(export) != "stdout":
+    if export.quality is None and export.destination.type != "stdout":
         return None, []
     return (validate_rejection(export, resolved=resolved),
             validate_entries(export, resolved=resolved))

@@ -24,8 +24,14 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 _MISSING = object()
-_set = object.__setattr__
 _new = object.__new__
+# BaseModel's instance slots, written through their own descriptors (what `object.__setattr__`
+# finds by name, without the look-up); a frozen model's `__setattr__` would refuse them.
+_SLOTS = vars(BaseModel)
+_set_dict = _SLOTS["__dict__"].__set__
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
 
 
 class Maker(Generic[M]):
@@ -88,10 +94,10 @@ class Maker(Generic[M]):
         else:  # one merge: the defaults, then the given values (declaration order kept)
             values = {**self.template, **data}
         instance = _new(self.model)  # object.__new__ itself: no look-up through the metaclass
-        _set(instance, "__dict__", values)
-        _set(instance, "__pydantic_fields_set__", set(data))
-        _set(instance, "__pydantic_extra__", None)
-        _set(instance, "__pydantic_private__", None)
+        _set_dict(instance, values)
+        _set_fields_set(instance, set(data))
+        _set_extra(instance, None)
+        _set_private(instance, None)
         return instance
 
 
@@ -113,10 +119,10 @@ def replace(instance: M, update: dict[str, Any]) -> M:
     """`instance.model_copy(update=update)` for a model without extra fields or private
     attributes (fields set: the instance's plus the updated ones)."""
     copied = _new(type(instance))
-    _set(copied, "__dict__", {**instance.__dict__, **update})
-    _set(copied, "__pydantic_fields_set__", instance.__pydantic_fields_set__ | update.keys())
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
+    _set_dict(copied, {**instance.__dict__, **update})
+    _set_fields_set(copied, instance.__pydantic_fields_set__ | update.keys())
+    _set_extra(copied, None)
+    _set_private(copied, None)
     return copied
 
 

@@ -16,7 +16,7 @@ from rivet_ci.core.campaign import build_campaign
 from rivet_ci.core.config import ExportConfig, SourceConfig, Strategy
 from rivet_ci.core.config_loader import LoadedConfig
 from rivet_ci.core.facts import ExportFacts, FactsFile
-from rivet_ci.core.fast_model import construct
+from rivet_ci.core.fast_model import maker
 from rivet_ci.core.history import HistorySummary, summarize_history
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
@@ -89,6 +89,9 @@ class Plan(BaseModel):
         return tuple(e for c in self.configs for e in c.exports)
 
 
+_PLANNED_EXPORT = maker(PlannedExport)
+
+
 def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     """Plan every valid export of one config file against the facts.
 
@@ -123,13 +126,15 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     if recommendations:
         # The campaign may flag isolation, so exports are built from its recommendations.
         recommendations, campaign = build_campaign(recommendations)
+    no_facts = "no facts for this export" if facts is not None else None
     exports = tuple(
-        construct(PlannedExport, {
+        _PLANNED_EXPORT.make({
             "config_path": loaded.path, "line": loaded.export_lines.get(export.name),
             "export_name": export.name, "mode": export.mode, "strategy": signals.strategy,
             "signals": signals, "history": history, "recommendation": rec,
-            "preflight_error": _preflight_error(entry, facts),
-            "notes": (*signals.notes, *(entry.notes if entry else ())), "config": export,
+            "preflight_error": entry.preflight_error if entry is not None else no_facts,
+            "notes": (*signals.notes, *entry.notes) if entry and entry.notes else signals.notes,
+            "config": export,
         })
         for export, (signals, history, entry), rec
         in zip(planned, derived, recommendations, strict=True)
@@ -141,12 +146,6 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         source=loaded.source, exports=exports, campaign=campaign,
         problems=(*loaded.problems, *refusals),
     )
-
-
-def _preflight_error(entry: ExportFacts | None, facts: FactsFile | None) -> str | None:
-    if entry is not None:
-        return entry.preflight_error
-    return "no facts for this export" if facts is not None else None
 
 
 def plan_configs(

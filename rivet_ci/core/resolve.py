@@ -20,7 +20,6 @@ from datetime import UTC, date, datetime
 from typing import Literal, NamedTuple
 
 from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.diagnostics import config_value
 from rivet_ci.core.facts import ColumnFacts, ExportFacts, MeasuredRun
 from rivet_ci.core.limits import I64_MAX, I64_MIN
 from rivet_ci.core.patterns import INTEGER
@@ -122,7 +121,7 @@ def resolve_strategy(
 def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                      source_type: str | None) -> Resolution:
     name = export.name
-    memory_mb = config_value(export, "chunk_size_memory_mb")
+    memory_mb = export.chunk_size_memory_mb
     if export.chunk_count is not None and export.chunk_dense:
         raise PlanRefusedError(
             f"export '{name}': chunk_count and chunk_dense are mutually exclusive", "chunk_count")
@@ -273,14 +272,14 @@ def _day(text: str, pattern: re.Pattern[str], separator: str) -> int | None:
     match = pattern.fullmatch(text)
     if match is None or (separator and separator not in text):
         return None
-    parts = [int(g) for g in match.groups()]
+    parts = match.groups()
+    if len(parts) == 6 and not (int(parts[3]) < 24 and int(parts[4]) < 60
+                                and int(parts[5]) < 61):
+        return None
     try:
-        day = date(parts[0], parts[1], parts[2])
-        if len(parts) == 6 and not (parts[3] < 24 and parts[4] < 60 and parts[5] < 61):
-            return None
+        return date(int(parts[0]), int(parts[1]), int(parts[2])).toordinal() - _EPOCH
     except ValueError:
         return None
-    return day.toordinal() - _EPOCH
 
 
 def parse_date_flexible(text: str) -> int | None:
@@ -291,13 +290,14 @@ def parse_date_flexible(text: str) -> int | None:
     ten characters as `%Y-%m-%d`.
     """
     t = text.strip()
-    bare = t.split(".", 1)[0].split("+", 1)[0]
-    for value, pattern, separator in ((t, _DATE, ""), (t, _DATETIME, " "),
-                                      (bare, _DATETIME, "T"), (t[:10], _DATE, "")):
-        day = _day(value, pattern, separator)
-        if day is not None:
-            return day
-    return None
+    day = _day(t, _DATE, "")
+    if day is None:
+        day = _day(t, _DATETIME, " ")
+    if day is None:
+        day = _day(t.split(".", 1)[0].split("+", 1)[0], _DATETIME, "T")
+    if day is None:
+        day = _day(t[:10], _DATE, "")
+    return day
 
 
 def generate_chunks(low: int, high: int, width: int) -> list[list[int]]:

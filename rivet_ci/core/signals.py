@@ -29,7 +29,7 @@ from rivet_ci.core.diagnostics import (
     validate_plan,
 )
 from rivet_ci.core.facts import ExportFacts
-from rivet_ci.core.fast_model import construct
+from rivet_ci.core.fast_model import maker
 from rivet_ci.core.resolve import (
     PlanRefusedError,
     ResolvedStrategy,
@@ -84,6 +84,9 @@ class Signals(BaseModel):
     chunk_geometry: tuple[int, int, int] | None = None  # (first low, last high, window width)
 
 
+_SIGNALS = maker(Signals)
+
+
 def derive_signals(
     export: ExportConfig, facts: ExportFacts | None, *, source_type: str | None = None,
     now: datetime | None = None, mongo_page_size: int | None = None,
@@ -118,7 +121,7 @@ def derive_signals(
             row_estimate=rows, range_column=export.range_column,
             verdict=PREFLIGHT_FAILED_VERDICT, warnings=warnings, preflight_failed=True,
             sparse_range_risk=any(map(is_sparse_warning, warnings)))
-        return construct(Signals, values)
+        return _SIGNALS.make(values)
 
     range_column = export.range_column
     if (range_column is None and export.mode == "chunked" and export.chunk_by_key is None
@@ -153,15 +156,19 @@ def derive_signals(
                                    max_connections=facts.max_connections, observed=seen)
         advice = None
         if not found and not validate and verdict != "EFFICIENT" and not mongo:
-            # After the overlay rivet recomputes the suggestion only if the first estimate had
-            # one (§2.3).
-            first_verdict = facts.verdict or compute_verdict(
-                uses_index=uses_index, has_cursor=has_cursor, rows=facts.row_estimate,
-                avg_row_bytes=width, parallel=export.parallel)
-            first = suggestion(export, verdict=first_verdict, rows=facts.row_estimate,
-                               uses_index=uses_index)
-            if first is not None:
+            if catalog == facts.row_estimate:  # no measured figure: one estimate, one suggestion
                 advice = suggestion(export, verdict=verdict, rows=catalog, uses_index=uses_index)
+            else:
+                # After the overlay rivet recomputes the suggestion only if the first estimate
+                # had one (§2.3).
+                first_verdict = facts.verdict or compute_verdict(
+                    uses_index=uses_index, has_cursor=has_cursor, rows=facts.row_estimate,
+                    avg_row_bytes=width, parallel=export.parallel)
+                first = suggestion(export, verdict=first_verdict, rows=facts.row_estimate,
+                                   uses_index=uses_index)
+                if first is not None:
+                    advice = suggestion(export, verdict=verdict, rows=catalog,
+                                        uses_index=uses_index)
         warnings = tuple(final_warnings(found, validate, verdict=verdict, advice=advice))
     rows = catalog
     if resolution.strategy == "chunked":
@@ -178,7 +185,7 @@ def derive_signals(
         preflight_estimate=catalog, estimate_label=label,
         recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
                                                 parallel=export.parallel))
-    return construct(Signals, values)
+    return _SIGNALS.make(values)
 
 
 def cursor_quality(export: ExportConfig, *, uses_index: bool, observed: bool) -> CursorQuality:
