@@ -8,9 +8,10 @@ a source group that has at least two heavy exports. Score, class and wave never 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Literal
 
-from rivet_ci.core.fast_model import replace
+from rivet_ci.core.fast_model import maker, replace
 from rivet_ci.core.recommendation import (
     HEAVY_COST,
     SHARED_SOURCE_MESSAGE,
@@ -22,8 +23,16 @@ from rivet_ci.core.recommendation import (
 
 
 def campaign_order(recommendations: Sequence[ExportRecommendation]) -> list[ExportRecommendation]:
-    """Score descending, then name ascending: a total order (names are unique)."""
-    return sorted(recommendations, key=lambda r: (-r.priority_score, r.export_name))
+    """Score descending, then name ascending: a total order (names are unique).
+
+    Two stable sorts: by name, then by score (a descending sort keeps equal scores in name
+    order)."""
+    by_name = sorted(recommendations, key=_NAME)
+    return sorted(by_name, key=_SCORE, reverse=True)
+
+
+_NAME = attrgetter("export_name")
+_SCORE = attrgetter("priority_score")
 
 
 def group_members(
@@ -32,8 +41,13 @@ def group_members(
     """Members of each source group, in config order."""
     groups: dict[str, list[ExportRecommendation]] = {}
     for rec in recommendations:
-        if rec.source_group is not None:
-            groups.setdefault(rec.source_group, []).append(rec)
+        group = rec.source_group
+        if group is not None:
+            members = groups.get(group)
+            if members is None:
+                groups[group] = [rec]
+            else:
+                members.append(rec)
     return groups
 
 
@@ -68,8 +82,8 @@ def source_group_warning(group: str, members: Sequence[ExportRecommendation]) ->
 
 
 def isolation_reason(group: str) -> Reason:
-    return Reason(kind="shared_source_heavy_conflict",
-                  message=SHARED_SOURCE_MESSAGE.format(group=group))
+    return _REASON.make({"kind": "shared_source_heavy_conflict",
+                         "message": SHARED_SOURCE_MESSAGE.format(group=group)})
 
 
 def build_campaign(
@@ -97,13 +111,23 @@ def build_campaign(
     ordered = campaign_order(updated)
     waves: dict[int, list[str]] = {}
     for rec in ordered:
-        waves.setdefault(rec.recommended_wave, []).append(rec.export_name)
+        names = waves.get(rec.recommended_wave)
+        if names is None:
+            waves[rec.recommended_wave] = [rec.export_name]
+        else:
+            names.append(rec.export_name)
     warnings = sorted(
         w for g, members in groups.items() if (w := source_group_warning(g, members)) is not None
     )
-    campaign = Campaign(
-        ordered_exports=tuple(r.export_name for r in ordered),
-        waves=tuple(Wave(wave=n, exports=tuple(names)) for n, names in sorted(waves.items())),
-        source_group_warnings=tuple(warnings),
-    )
+    campaign = _CAMPAIGN.make({
+        "ordered_exports": tuple(r.export_name for r in ordered),
+        "waves": tuple(_WAVE.make({"wave": n, "exports": tuple(names)})
+                       for n, names in sorted(waves.items())),
+        "source_group_warnings": tuple(warnings),
+    })
     return updated, campaign
+
+
+_REASON = maker(Reason)
+_WAVE = maker(Wave)
+_CAMPAIGN = maker(Campaign)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rivet_ci.core.fast_model import construct
+from rivet_ci.core.fast_model import maker
 from rivet_ci.core.limits import I64_MAX
 
 HISTORY_SAMPLE = 20
@@ -44,13 +44,27 @@ class HistorySummary(BaseModel):
 
 def summarize_history(newest_first: Sequence[RunRecord]) -> HistorySummary | None:
     """Summarise up to the 20 newest finished runs; None when there is no finished run."""
-    sample = [r for r in newest_first if r.status.lower() not in IN_PROGRESS][:HISTORY_SAMPLE]
-    if not sample:
+    runs = retries = timed = total_ms = 0
+    last_failed = False
+    for record in newest_first:
+        status = record.status.lower()
+        if status in IN_PROGRESS:
+            continue
+        if not runs:
+            last_failed = status in FAILED
+        runs += 1
+        retries += record.retries or 0
+        if record.duration_ms is not None:
+            timed += 1
+            total_ms += record.duration_ms
+        if runs == HISTORY_SAMPLE:
+            break
+    if not runs:
         return None
-    durations = [r.duration_ms for r in sample if r.duration_ms is not None]
-    return construct(HistorySummary, {
-        "runs": len(sample),
-        "last_failed": sample[0].status.lower() in FAILED,
-        "retries_per_run": sum(r.retries or 0 for r in sample) / len(sample),
-        "mean_duration_ms": sum(durations) // len(durations) if durations else None,
+    return _SUMMARY.make({
+        "runs": runs, "last_failed": last_failed, "retries_per_run": retries / runs,
+        "mean_duration_ms": total_ms // timed if timed else None,
     })
+
+
+_SUMMARY = maker(HistorySummary)

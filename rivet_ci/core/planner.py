@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.campaign import build_campaign
 from rivet_ci.core.config import ExportConfig, SourceConfig, Strategy
 from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.facts import ExportFacts, FactsFile
+from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.fast_model import maker
 from rivet_ci.core.history import HistorySummary, summarize_history
 from rivet_ci.core.problems import Problem
@@ -99,51 +99,54 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     and takes no part in the campaign; the other exports are planned as usual. The measured-rows
     overlay judges staleness against the facts' `captured_at` (unknown: never stale).
     """
-    derived: list[tuple[Signals, HistorySummary | None, ExportFacts | None]] = []
+    planned: list[dict[str, Any]] = []  # each planned export's fields
     recommendations: list[ExportRecommendation] = []
-    planned = []
     refusals: list[Problem] = []
-    source_type = loaded.source.type if loaded.source else None
+    path, lines, source = loaded.path, loaded.export_lines, loaded.source
+    source_type = source.type if source else None
     now = facts.captured_at if facts is not None else None
-    mongo = loaded.source.mongo if loaded.source is not None else None
+    mongo = source.mongo if source is not None else None
     page_size = mongo.page_size if mongo is not None and source_type == "mongo" else None
+    no_facts = "no facts for this export" if facts is not None else None
     for export in loaded.exports:
-        entry = facts.for_export(loaded.path, export.name) if facts is not None else None
+        name = export.name
+        entry = facts.for_export(path, name) if facts is not None else None
         try:
             signals = derive_signals(export, entry, source_type=source_type, now=now,
                                      mongo_page_size=page_size)
         except PlanRefusedError as refused:
             refusals.append(Problem(
-                file=loaded.path, line=loaded.export_lines.get(export.name),
+                file=path, line=lines.get(name),
                 field=refused.field, message=refused.message, finding="plan-refused"))
             continue
-        history = summarize_history(entry.history) if entry and entry.history else None
-        recommendations.append(recommend_export(export.name, signals, history,
-                                                export.source_group))
-        derived.append((signals, history, entry))
-        planned.append(export)
+        notes = signals.notes
+        if entry is None:
+            history, preflight_error = None, no_facts
+        else:
+            runs = entry.history
+            history = summarize_history(runs) if runs else None
+            preflight_error = entry.preflight_error
+            if entry.notes:
+                notes = (*notes, *entry.notes)
+        recommendation = recommend_export(name, signals, history, export.source_group)
+        recommendations.append(recommendation)
+        planned.append({
+            "config_path": path, "line": lines.get(name), "export_name": name,
+            "mode": export.mode, "strategy": signals.strategy, "signals": signals,
+            "history": history, "recommendation": recommendation,
+            "preflight_error": preflight_error, "notes": notes, "config": export,
+        })
     campaign: Campaign | None = None
     if recommendations:
         # The campaign may flag isolation, so exports are built from its recommendations.
         recommendations, campaign = build_campaign(recommendations)
-    no_facts = "no facts for this export" if facts is not None else None
-    exports = tuple(
-        _PLANNED_EXPORT.make({
-            "config_path": loaded.path, "line": loaded.export_lines.get(export.name),
-            "export_name": export.name, "mode": export.mode, "strategy": signals.strategy,
-            "signals": signals, "history": history, "recommendation": rec,
-            "preflight_error": entry.preflight_error if entry is not None else no_facts,
-            "notes": (*signals.notes, *entry.notes) if entry and entry.notes else signals.notes,
-            "config": export,
-        })
-        for export, (signals, history, entry), rec
-        in zip(planned, derived, recommendations, strict=True)
-    )
+        for fields, recommendation in zip(planned, recommendations, strict=True):
+            fields["recommendation"] = recommendation
     return ConfigPlan(
-        path=loaded.path,
+        path=path,
         source_type=source_type,
-        source_environment=loaded.source.environment if loaded.source else None,
-        source=loaded.source, exports=exports, campaign=campaign,
+        source_environment=source.environment if source else None,
+        source=source, exports=tuple(map(_PLANNED_EXPORT.make, planned)), campaign=campaign,
         problems=(*loaded.problems, *refusals),
     )
 

@@ -68,7 +68,7 @@ class Detection(NamedTuple):
 
 # Built once (frozen): a full export's resolution, no detection, a column the facts do not know.
 _FULL = Resolution(strategy="full")
-_NOTHING_DETECTED = Detection()
+NOTHING_DETECTED = Detection()
 _UNKNOWN_COLUMN = ColumnFacts()
 
 
@@ -101,15 +101,16 @@ def resolve_strategy(
     mongo_page_size: int | None = None,
 ) -> Resolution:
     """rivet's strategy resolution; raises `PlanRefusedError` where rivet refuses."""
-    if export.mode == "full":
+    mode = export.mode
+    if mode == "full":
         if source_type == "mongo" and mongo_page_size is not None:
             return Resolution(strategy="keyset", column="_id", chunk_size=max(mongo_page_size, 1))
         return _FULL
-    if export.mode == "incremental":
+    if mode == "incremental":
         return Resolution(strategy="incremental", column=export.cursor_column)
-    if export.mode == "time_window":
+    if mode == "time_window":
         return Resolution(strategy="timewindow", column=export.time_column)
-    if export.mode != "chunked":  # cdc never reaches planning
+    if mode != "chunked":  # cdc never reaches planning
         raise PlanRefusedError(
             f"export '{export.name}': cdc mode has no batch plan — CDC exports stream changes "
             f"continuously and are run with `rivet run` (or the `rivet cdc` subcommand), not "
@@ -122,36 +123,37 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                      source_type: str | None) -> Resolution:
     name = export.name
     memory_mb = export.chunk_size_memory_mb
-    if export.chunk_count is not None and export.chunk_dense:
+    count, dense, by_days = export.chunk_count, export.chunk_dense, export.chunk_by_days
+    by_key, chunk_column, table = export.chunk_by_key, export.chunk_column, export.table
+    if count is not None and dense:
         raise PlanRefusedError(
             f"export '{name}': chunk_count and chunk_dense are mutually exclusive", "chunk_count")
-    if export.chunk_count is not None and export.chunk_by_days is not None:
+    if count is not None and by_days is not None:
         raise PlanRefusedError(f"export '{name}': chunk_count and chunk_by_days are mutually "
                           f"exclusive", "chunk_count")
-    if export.chunk_by_key is not None:
-        for knob, present in (("chunk_column", export.chunk_column is not None),
-                              ("chunk_dense", bool(export.chunk_dense)),
-                              ("chunk_by_days", export.chunk_by_days is not None),
-                              ("chunk_count", export.chunk_count is not None)):
+    if by_key is not None:
+        for knob, present in (("chunk_column", chunk_column is not None),
+                              ("chunk_dense", bool(dense)),
+                              ("chunk_by_days", by_days is not None),
+                              ("chunk_count", count is not None)):
             if present:
                 raise PlanRefusedError(f"export '{name}': chunk_by_key and {knob} are mutually "
                                   f"exclusive", knob)
-    range_sliced = not export.chunk_dense and export.chunk_by_days is None
+    range_sliced = not dense and by_days is None
     chunk_size = export.effective_chunk_size
     notes: list[str] = []
-    if (export.chunk_column is not None and memory_mb is None
-            and not (range_sliced and export.table is not None)):
+    if chunk_column is not None and memory_mb is None and not (range_sliced and table is not None):
         if range_sliced:
             notes.append(
-                f"export '{name}': chunk_column '{export.chunk_column}' is range-sliced by "
+                f"export '{name}': chunk_column '{chunk_column}' is range-sliced by "
                 f"integer BETWEEN, but with `query:` (no `table:`) the planner cannot verify it "
                 f"is integer-family — a numeric/decimal/float key silently drops rows between "
                 f"windows. Use `table:` (so the type is checked), `chunk_by_key:` (keyset — any "
                 f"orderable indexed key), or ensure the column is integer.")
-        return Resolution(strategy="chunked", column=export.chunk_column, chunk_size=chunk_size,
+        return Resolution(strategy="chunked", column=chunk_column, chunk_size=chunk_size,
                           notes=tuple(notes))
-    if export.table is None:
-        if export.chunk_by_key is not None:
+    if table is None:
+        if by_key is not None:
             raise PlanRefusedError(
                 f"export '{name}': `chunk_by_key:` needs the `table:` shortcut so the planner "
                 f"can verify the key is backed by a unique index (an unindexed ORDER BY key "
@@ -165,15 +167,13 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
         raise PlanRefusedError(
             f"export '{name}': chunked mode requires 'chunk_column' (auto-resolve from PK is "
             f"only supported with the `table:` shortcut)", "chunk_column")
-    table = export.table
     introspected = facts.table if facts is not None and facts.preflight_error is None else None
     if introspected is None:
         # rivet would probe the catalog here. Without that fact: plan on what is configured,
         # as rivet does when the probe fails on an explicit column (never a guessed refusal).
-        if export.chunk_by_key is not None:
-            return Resolution(strategy="keyset", column=export.chunk_by_key,
-                              chunk_size=chunk_size)
-        return Resolution(strategy="chunked", column=export.chunk_column, chunk_size=chunk_size)
+        if by_key is not None:
+            return Resolution(strategy="keyset", column=by_key, chunk_size=chunk_size)
+        return Resolution(strategy="chunked", column=chunk_column, chunk_size=chunk_size)
     width = facts.avg_row_bytes if facts is not None else None
     if memory_mb is not None:
         row_bytes = width if width else 512
@@ -185,17 +185,16 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
             f"large can exceed the statement timeout (e.g. MySQL ERROR 3024) or spike memory. "
             f"Prefer `chunk_size_memory_mb:` (width-aware — each chunk stays bounded by BYTES, "
             f"not row count), or lower `chunk_size`.")
-    count = introspected.rows
-    if (export.chunk_count is None and export.chunk_by_days is None
-            and not export.chunk_checkpoint and export.chunk_by_key is None
-            and count is not None and 0 < count <= chunk_size):
-        notes.append(f"export '{name}': {table} has ~{count} rows ≤ chunk_size {chunk_size}; "
+    rows = introspected.rows
+    if (count is None and by_days is None and not export.chunk_checkpoint and by_key is None
+            and rows is not None and 0 < rows <= chunk_size):
+        notes.append(f"export '{name}': {table} has ~{rows} rows ≤ chunk_size {chunk_size}; "
                      f"downgrading chunked → snapshot")
         return Resolution(strategy="full", downgraded=True, chunk_size=chunk_size,
                           notes=tuple(notes))
     columns = facts.columns if facts is not None else {}
-    if export.chunk_by_key is not None:
-        key = export.chunk_by_key
+    if by_key is not None:
+        key = by_key
         if _column(columns, key).keyset_key is False:
             raise PlanRefusedError(
                 f"export '{name}': chunk_by_key '{key}' is not a usable keyset key on {table} — "
@@ -208,8 +207,8 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                 f"`mode: full`.", "chunk_by_key")
         return Resolution(strategy="keyset", column=key, chunk_size=chunk_size,
                           notes=tuple(notes))
-    if export.chunk_column is not None:
-        column = export.chunk_column
+    if chunk_column is not None:
+        column = chunk_column
         if range_sliced and _column(columns, column).integer is False:
             raise PlanRefusedError(
                 f"export '{name}': chunk_column '{column}' on {table} is not an integer-family "
@@ -324,43 +323,46 @@ def detect_chunks(
 ) -> Detection:
     """rivet's chunk detection over the facts (§3); raises `PlanRefusedError` where rivet aborts."""
     if resolution.strategy != "chunked" or facts is None or facts.preflight_error is not None:
-        return _NOTHING_DETECTED
+        return NOTHING_DETECTED
     name = export.name
     column = resolution.column
     col = _column(facts.columns, column) if column else _UNKNOWN_COLUMN
-    observed = col.range_skipped is None and col.min is not None and col.max is not None
-    if export.chunk_by_days is not None:
+    low_text, high_text = col.min, col.max
+    observed = col.range_skipped is None and low_text is not None and high_text is not None
+    by_days = export.chunk_by_days
+    if by_days is not None:
         _null_probe(name, column, col)
-        if not observed or col.min is None or col.max is None:
-            return _NOTHING_DETECTED
+        if not observed or low_text is None or high_text is None:
+            return NOTHING_DETECTED
         days: list[int] = []
-        for which, raw in (("min", col.min), ("max", col.max)):
+        for which, raw in (("min", low_text), ("max", high_text)):
             day = parse_date_flexible(raw)
             if day is None:
                 raise PlanRefusedError(
                     f"export '{name}': could not parse {which}({column}) = {rust_debug(raw)} as "
                     f"a date (expected YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)", "chunk_by_days")
             days.append(day)
-        windows = window_count(days[0], days[1], export.chunk_by_days)
+        windows = window_count(days[0], days[1], by_days)
         return Detection(windows=windows, span=_span(days[0], days[1], windows),
-                         geometry=(days[0], days[1], export.chunk_by_days))
+                         geometry=(days[0], days[1], by_days))
+    key_span = facts.key_span
     if export.chunk_dense:
-        n = facts.key_span if facts.key_span is not None else facts.row_estimate
+        n = key_span if key_span is not None else facts.row_estimate
         if n is None:
-            return _NOTHING_DETECTED
+            return NOTHING_DETECTED
         windows = window_count(1, n, resolution.chunk_size) if n > 0 else 0
         return Detection(windows=windows, span=n if windows else None,
                          geometry=(1, n, resolution.chunk_size) if windows else None)
     _null_probe(name, column, col)
-    if facts.key_span is not None and not observed:
-        width = _width(export, resolution, facts.key_span - 1)
-        windows = window_count(0, facts.key_span - 1, width)
-        return Detection(windows=windows, span=facts.key_span if windows else None,
-                         geometry=(0, facts.key_span - 1, width) if windows else None)
-    if not observed or col.min is None or col.max is None:
-        return _NOTHING_DETECTED
+    if key_span is not None and not observed:
+        width = _width(export, resolution, key_span - 1)
+        windows = window_count(0, key_span - 1, width)
+        return Detection(windows=windows, span=key_span if windows else None,
+                         geometry=(0, key_span - 1, width) if windows else None)
+    if not observed or low_text is None or high_text is None:
+        return NOTHING_DETECTED
     bounds: list[int] = []
-    for which, raw in (("min", col.min), ("max", col.max)):
+    for which, raw in (("min", low_text), ("max", high_text)):
         value = strict_i64(raw)
         if value is None:
             raise PlanRefusedError(
@@ -378,13 +380,12 @@ def detect_chunks(
             f"{low}..={high} ÷ chunk_size {width}), past the 50000000-window ceiling — the key "
             f"is extremely sparse. Raise chunk_size:, set an explicit chunk_count:, or use "
             f"mode: full.", "chunk_size")
-    notes: list[str] = []
+    note = None
     if export.chunk_count is None:
         note = sparse_check(name, expected, _scan_free_estimate(export, facts, source_type),
                             resolution.chunk_size)
-        if note is not None:
-            notes.append(note)
-    return Detection(windows=expected, span=_span(low, high, expected), notes=tuple(notes),
+    return Detection(windows=expected, span=_span(low, high, expected),
+                     notes=(note,) if note is not None else (),
                      geometry=(low, high, width) if expected else None)
 
 

@@ -124,16 +124,19 @@ _CURSOR: dict[str, Contribution] = {
 
 
 def cost_class(signals: Signals) -> CostClass:
-    rows = signals.row_estimate
+    return _cost_class(signals.row_estimate, signals.chunk_count)
+
+
+def _cost_class(rows: int | None, windows: int | None) -> CostClass:
     if rows is None or (rows >= 100_000 and rows < 10_000_000):
         return "medium"
     if rows < 100_000:
         return "low"
-    return "very_high" if (signals.chunk_count or 0) >= 8 else "high"
+    return "very_high" if (windows or 0) >= 8 else "high"
 
 
-def rows_rule(signals: Signals) -> Contribution:
-    rows = signals.row_estimate
+def rows_rule(rows: int | None) -> Contribution:
+    """Step 1 on the row estimate."""
     if rows is None:
         return _NO_ROWS
     if rows < 100_000:
@@ -144,56 +147,32 @@ def rows_rule(signals: Signals) -> Contribution:
 
 
 def risk_class(signals: Signals) -> RiskClass:
-    return _risk_class(signals, signals.verdict.lower())
+    return _risk_class(signals.verdict.lower(), signals.sparse_range_risk, signals.warnings)
 
 
-def _risk_class(signals: Signals, verdict: str) -> RiskClass:
+def _risk_class(verdict: str, sparse: bool, warnings: tuple[str, ...]) -> RiskClass:
     """`risk_class` with the verdict already lower-cased."""
-    if signals.sparse_range_risk or "unsafe" in verdict:
+    if sparse or "unsafe" in verdict:
         return "high"
-    if "degraded" in verdict or len(signals.warnings) > 3:
+    if "degraded" in verdict or len(warnings) > 3:
         return "medium"
     return "low"
 
 
-def strategy_rule(signals: Signals) -> Contribution:
-    if signals.strategy == "snapshot":
+def strategy_rule(signals: Signals, rows: int | None, windows: int | None) -> Contribution:
+    """Step 3 (`rows`, `windows`: the signals' row estimate and chunk count)."""
+    strategy = signals.strategy
+    if strategy == "snapshot":
         return _SNAPSHOT
-    if signals.strategy == "incremental":
+    if strategy == "incremental":
         return _CURSOR[signals.cursor_quality]
-    if signals.strategy == "chunked":
+    if strategy == "chunked":
         # rivet prints 0 when the window count is unknown (keyset, MongoDB page_size).
-        count = signals.chunk_count or 0
-        if count > 1 or (signals.row_estimate or 0) > 1_000_000:
+        count = windows or 0
+        if count > 1 or (rows or 0) > 1_000_000:
             return CHUNKED_HEAVY.applied(windows=count)
         return _CHUNKED_LIGHT
     return _TIME_WINDOW
-
-
-def verdict_rule(verdict: str) -> Contribution | None:
-    """Step 7 on the lower-cased verdict."""
-    if "unsafe" in verdict:
-        return _UNSAFE
-    if "degraded" in verdict:
-        return _DEGRADED
-    if "efficient" in verdict:
-        return _EFFICIENT
-    return None
-
-
-def signal_contributions(signals: Signals, verdict: str, risk: RiskClass,
-                         ) -> tuple[Contribution | None, ...]:
-    """Steps 1-7 of the table (None: the step adds nothing), in rivet's order: reasons appear in
-    this order. `verdict` is the lower-cased verdict, `risk` the risk class."""
-    return (
-        rows_rule(signals),
-        _RISK_MEDIUM if risk == "medium" else None,
-        strategy_rule(signals),
-        _SPARSE if signals.sparse_range_risk else None,
-        _RECONCILE if signals.reconcile_required else None,
-        _FRESHNESS if signals.freshness == "recent" else None,
-        verdict_rule(verdict),
-    )
 
 
 def history_contributions(history: HistorySummary | None) -> list[Contribution]:
@@ -230,17 +209,35 @@ def recommend_export(
     export_name: str, signals: Signals, history: HistorySummary | None = None,
     source_group: str | None = None,
 ) -> ExportRecommendation:
-    """Score one export. Pure and deterministic: same inputs, same recommendation."""
+    """Score one export. Pure and deterministic: same inputs, same recommendation.
+
+    The rules run in the table's order, which is the order of the reasons (rivet's)."""
+    rows, windows = signals.row_estimate, signals.chunk_count
     verdict = signals.verdict.lower()
-    risk = _risk_class(signals, verdict)
+    sparse = signals.sparse_range_risk
+    risk = _risk_class(verdict, sparse, signals.warnings)
+    applied = [rows_rule(rows)]
+    if risk == "medium":
+        applied.append(_RISK_MEDIUM)
+    applied.append(strategy_rule(signals, rows, windows))
+    if sparse:
+        applied.append(_SPARSE)
+    if signals.reconcile_required:
+        applied.append(_RECONCILE)
+    if signals.freshness == "recent":
+        applied.append(_FRESHNESS)
+    if "unsafe" in verdict:
+        applied.append(_UNSAFE)
+    elif "degraded" in verdict:
+        applied.append(_DEGRADED)
+    elif "efficient" in verdict:
+        applied.append(_EFFICIENT)
     score = BASE_SCORE
     reasons: list[Reason] = []
-    for contribution in signal_contributions(signals, verdict, risk):
-        if contribution is not None:
-            delta, reason = contribution
-            score += delta
-            if reason is not None:
-                reasons.append(reason)
+    for delta, reason in applied:
+        score += delta
+        if reason is not None:
+            reasons.append(reason)
     if history is not None and history.runs:  # no finished run: no history rule applies
         history_total = 0
         for delta, reason in history_contributions(history):
@@ -251,7 +248,7 @@ def recommend_export(
     score = min(max(score, 0), 100)
     return _RECOMMENDATION.make({
         "export_name": export_name, "source_group": source_group, "priority_score": score,
-        "priority_class": priority_class(score), "cost_class": cost_class(signals),
+        "priority_class": priority_class(score), "cost_class": _cost_class(rows, windows),
         "risk_class": risk, "recommended_wave": recommended_wave(score),
         "reasons": tuple(reasons),
     })

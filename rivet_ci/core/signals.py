@@ -31,6 +31,7 @@ from rivet_ci.core.diagnostics import (
 from rivet_ci.core.facts import ExportFacts
 from rivet_ci.core.fast_model import maker
 from rivet_ci.core.resolve import (
+    NOTHING_DETECTED,
     PlanRefusedError,
     ResolvedStrategy,
     chunked_row_estimate,
@@ -92,21 +93,23 @@ def derive_signals(
     now: datetime | None = None, mongo_page_size: int | None = None,
 ) -> Signals:
     """Derive the signals of one export; raises `PlanRefusedError` where rivet refuses the plan."""
+    mode = export.mode
     freshness: Literal["recent"] | None = (
-        "recent" if export.mode == "time_window" and (export.days_window or 0) <= 7 else None
+        "recent" if mode == "time_window" and (export.days_window or 0) <= 7 else None
     )
     resolution = resolve_strategy(export, facts, source_type=source_type,
                                   mongo_page_size=mongo_page_size)
-    strategy = _PRIORITIZATION_KIND[resolution.strategy]
-    rejected, validate = validate_plan(export, resolved=resolution.strategy)
+    resolved = resolution.strategy
+    rejected, validate = validate_plan(export, resolved=resolved)
     if rejected is not None:
         raise PlanRefusedError(rejected[1], rejected[0])
-    detection = detect_chunks(export, resolution, facts, source_type=source_type)
+    detection = (detect_chunks(export, resolution, facts, source_type=source_type)
+                 if resolved == "chunked" else NOTHING_DETECTED)
     # The fields every export has; each branch below adds its own and builds the model.
     values = {
-        "strategy": strategy, "freshness": freshness,
+        "strategy": _PRIORITIZATION_KIND[resolved], "freshness": freshness,
         "reconcile_required": export.reconcile_required,
-        "resolved_strategy": resolution.strategy, "chunk_column": resolution.column,
+        "resolved_strategy": resolved, "chunk_column": resolution.column,
         "chunk_size": resolution.chunk_size or None,
         "notes": (*resolution.notes, *detection.notes) if detection.notes else resolution.notes,
         "chunk_count": detection.windows if detection.windows else None,
@@ -115,7 +118,7 @@ def derive_signals(
     if facts is None or facts.preflight_error is not None:
         warnings = (PREFLIGHT_FAILED_WARNING, *validate)
         rows = None
-        if resolution.strategy == "chunked" and export.chunk_by_days is None:
+        if resolved == "chunked" and export.chunk_by_days is None:
             rows = detection.span
         values.update(
             row_estimate=rows, range_column=export.range_column,
@@ -124,20 +127,23 @@ def derive_signals(
         return _SIGNALS.make(values)
 
     range_column = export.range_column
-    if (range_column is None and export.mode == "chunked" and export.chunk_by_key is None
+    if (range_column is None and mode == "chunked" and export.chunk_by_key is None
             and facts.table is not None):
         range_column = facts.table.integer_primary_key
     column = facts.columns.get(range_column) if range_column else None
-    if export.mode == "full":
-        uses_index = bool(facts.plan_uses_index)  # rivet: only the plan hint for full exports
+    observed = False
+    seen = None
+    if column is None:
+        uses_index = bool(facts.plan_uses_index)
     else:
-        uses_index = bool(column and column.indexed) or bool(facts.plan_uses_index)
-    low, high = (column.min, column.max) if column else (None, None)
-    observed = bool(column and column.range_skipped is None and low is not None
-                    and high is not None)
-    seen = Range(low, high) if observed and low is not None and high is not None else None
+        # rivet: only the plan hint for full exports
+        uses_index = bool((mode != "full" and column.indexed) or facts.plan_uses_index)
+        low, high = column.min, column.max
+        if column.range_skipped is None and low is not None and high is not None:
+            observed = True
+            seen = Range(low, high)
     has_cursor = bool(export.cursor_column)
-    catalog = facts.row_estimate
+    first_estimate = catalog = facts.row_estimate
     measured = False
     label = "catalog estimate"
     run = measured_run(facts) if whole_table_mode(export) else None
@@ -145,33 +151,36 @@ def derive_signals(
         chosen = overlay(catalog, run, now)
         catalog, measured, label = chosen.estimate, chosen.measured, chosen.label
     width = facts.avg_row_bytes
+    parallel = export.parallel
     mongo = source_type == "mongo"
-    verdict = facts.verdict or compute_verdict(
+    given_verdict = facts.verdict
+    verdict = given_verdict or compute_verdict(
         uses_index=uses_index, has_cursor=has_cursor and not mongo, rows=catalog,
-        avg_row_bytes=width, parallel=export.parallel)
-    if facts.warnings is not None:
-        warnings = tuple(facts.warnings)
+        avg_row_bytes=width, parallel=parallel)
+    given_warnings = facts.warnings
+    if given_warnings is not None:
+        warnings = tuple(given_warnings)
     else:
         found = preflight_warnings(export, rows=catalog, avg_row_bytes=width,
                                    max_connections=facts.max_connections, observed=seen)
         advice = None
         if not found and not validate and verdict != "EFFICIENT" and not mongo:
-            if catalog == facts.row_estimate:  # no measured figure: one estimate, one suggestion
+            if catalog == first_estimate:  # no measured figure: one estimate, one suggestion
                 advice = suggestion(export, verdict=verdict, rows=catalog, uses_index=uses_index)
             else:
                 # After the overlay rivet recomputes the suggestion only if the first estimate
                 # had one (§2.3).
-                first_verdict = facts.verdict or compute_verdict(
-                    uses_index=uses_index, has_cursor=has_cursor, rows=facts.row_estimate,
-                    avg_row_bytes=width, parallel=export.parallel)
-                first = suggestion(export, verdict=first_verdict, rows=facts.row_estimate,
+                first_verdict = given_verdict or compute_verdict(
+                    uses_index=uses_index, has_cursor=has_cursor, rows=first_estimate,
+                    avg_row_bytes=width, parallel=parallel)
+                first = suggestion(export, verdict=first_verdict, rows=first_estimate,
                                    uses_index=uses_index)
                 if first is not None:
                     advice = suggestion(export, verdict=verdict, rows=catalog,
                                         uses_index=uses_index)
         warnings = tuple(final_warnings(found, validate, verdict=verdict, advice=advice))
     rows = catalog
-    if resolution.strategy == "chunked":
+    if resolved == "chunked":
         rows = chunked_row_estimate(span=detection.span, catalog=catalog, measured=measured,
                                     exact=bool(export.chunk_dense),
                                     days=export.chunk_by_days is not None)
@@ -184,7 +193,7 @@ def derive_signals(
         sparse_range_risk=any(map(is_sparse_warning, warnings)),
         preflight_estimate=catalog, estimate_label=label,
         recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
-                                                parallel=export.parallel))
+                                                parallel=parallel))
     return _SIGNALS.make(values)
 
 
