@@ -50,7 +50,7 @@ def planning_fingerprint() -> str:
 
 
 class CacheEntry(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     format: int
     key: str

@@ -37,6 +37,7 @@ from rivet_ci.core.document import (
     plan_document_chunks,
 )
 from rivet_ci.core.facts import FactsFile
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.planner import (
     ConfigPlan,
     FactsOrigin,
@@ -250,7 +251,8 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
             sizes.append(size)
         warn_unused_params(params, frozenset(used), ctx.stderr)
         problems += unknown_exports(only, known)
-        every = Plan(configs=(), facts=origin, problems=(*problems, *config_problems))
+        every = construct(Plan, {"configs": (), "facts": origin,
+                                 "problems": (*problems, *config_problems)})
         summary["errors"] = sum(1 for p in every.all_problems if p.severity == "error")
         head = document_head(facts=origin, summary=summary, problems=every.all_problems,
                              generated_at=generated_at, version=__version__)

@@ -45,7 +45,7 @@ WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
 class WhyPart(BaseModel):
     """One piece of a row's *why*: a reason kind added/removed, a detail that moved, or text."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: WhyKind
     text: str  # a reason kind, a group name, or plain text
@@ -54,7 +54,7 @@ class WhyPart(BaseModel):
 
 
 class ChangedRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     export_name: str
     file: str
@@ -81,7 +81,7 @@ class ChangedRow(BaseModel):
 class CauseGroup(BaseModel):
     """Rows that changed in exactly the same way: one line instead of a wall of rows."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     count: int
     delta: int | None
@@ -93,7 +93,7 @@ class CauseGroup(BaseModel):
 
 
 class Mover(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     export_name: str
     url: str | None
@@ -103,7 +103,7 @@ class Mover(BaseModel):
 class Summary(BaseModel):
     """The first screen of a large PR."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     score_up: int
     score_down: int
@@ -118,7 +118,7 @@ class Summary(BaseModel):
 
 
 class FindingLine(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: str
     message: str
@@ -133,7 +133,7 @@ class FindingLine(BaseModel):
 class WarningLine(BaseModel):
     """A source group's warning, base vs head, in one line."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     scope: str | None  # the config file; None for groups spanning several files
     group: str
@@ -148,7 +148,7 @@ class WarningLine(BaseModel):
 
 
 class ProblemLine(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     text: str
     status: str
@@ -157,7 +157,7 @@ class ProblemLine(BaseModel):
 class CommentView(BaseModel):
     """What one rendering of the comment shows."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     gate_id: str
     marker: str

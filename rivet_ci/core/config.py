@@ -52,7 +52,8 @@ TUNING_KEYS = (
     "max_batch_memory_mb", "on_batch_memory_exceeded", "adaptive", "min_parallel", "max_value_mb",
 )
 
-_STRICT = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+_STRICT = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True,
+                     defer_build=True)
 
 
 class TlsConfig(BaseModel):

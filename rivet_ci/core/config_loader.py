@@ -36,6 +36,7 @@ from rivet_ci.core.config_typing import (
     Typer,
     Walk,
 )
+from rivet_ci.core.fast_model import construct
 from rivet_ci.core.patterns import PLACEHOLDER
 from rivet_ci.core.problems import Problem, Severity, field_path
 from rivet_ci.core.rivet_yaml import BOOLS, MAX_DEPTH, PLAIN, compose, resolve_any
@@ -61,7 +62,7 @@ def looks_like_config(text: str) -> bool:
 class LoadedConfig(BaseModel):
     """A config file as far as it could be understood: valid exports plus every problem."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     source: SourceConfig | None
@@ -81,7 +82,7 @@ class LoadedConfig(BaseModel):
 class Substitution(BaseModel):
     """The text after `${...}` substitution and what could not be substituted."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     text: str
     unset: tuple[str, ...]  # distinct names, index = the marker's number
@@ -96,7 +97,7 @@ def substitute(text: str, params: Mapping[str, str] | None,
     inserted text is never rescanned; an unterminated `${` ends substitution. An unset name (or
     a value with a NUL byte) becomes a marker the typing recognises and reports."""
     if "${" not in text:
-        return Substitution(text=text, unset=(), misses=())
+        return construct(Substitution, {"text": text, "unset": (), "misses": ()})
     out: list[str] = []
     unset: list[str] = []
     misses: list[tuple[str, int, str]] = []
@@ -130,7 +131,8 @@ def substitute(text: str, params: Mapping[str, str] | None,
         line += text.count("\n", start, end + 1)
         pos = end + 1
     out.append(text[pos:])
-    return Substitution(text="".join(out), unset=tuple(unset), misses=tuple(misses))
+    return construct(Substitution, {"text": "".join(out), "unset": tuple(unset),
+                                     "misses": tuple(misses)})
 
 
 def placeholder_names(text: str) -> frozenset[str]:
@@ -205,8 +207,9 @@ class _Loader:
         for name, line, rule in subst.misses:
             self.problem(line, (), rule, RULE_BY_ID[rule].message.format(name=name))
         placeholders = placeholder_names(self.raw) if "${" in self.raw else frozenset()
-        empty = LoadedConfig(path=self.path, source=None, exports=(), export_lines={},
-                             problems=(), placeholders=placeholders)
+        empty = construct(LoadedConfig, {"path": self.path, "source": None, "exports": (),
+                                         "export_lines": {}, "problems": (),
+                                         "placeholders": placeholders})
         try:
             self.text = subst.text
             self.root = compose(subst.text)
@@ -361,13 +364,14 @@ class _Loader:
                 planned.append(export)
             lines[name] = walk.exports[index][1]
         unresolved = self._unresolved_in_source(source, walk)
-        return LoadedConfig(
-            path=self.path, source=source, exports=tuple(planned), export_lines=lines,
-            problems=tuple(self.problems), unresolved_source_variables=unresolved,
-            placeholders=placeholders, notifications=root_map.get("notifications"),
-            parallel_exports=bool(root_map.get("parallel_exports", False)),
-            parallel_export_processes=bool(root_map.get("parallel_export_processes", False)),
-            load=root_map.get("load"))
+        return construct(LoadedConfig, {
+            "path": self.path, "source": source, "exports": tuple(planned),
+            "export_lines": lines, "problems": tuple(self.problems),
+            "unresolved_source_variables": unresolved, "placeholders": placeholders,
+            "notifications": root_map.get("notifications"),
+            "parallel_exports": bool(root_map.get("parallel_exports", False)),
+            "parallel_export_processes": bool(root_map.get("parallel_export_processes", False)),
+            "load": root_map.get("load")})
 
     def _top_level_load_written(self) -> bool:
         node = _get(self.root, "load") if self.root is not None else None

@@ -40,7 +40,7 @@ REPO_SCOPE = "(all configs)"
 class ExportChange(BaseModel):
     """One export, base vs head."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     export_name: str
     config_path: str
@@ -81,7 +81,7 @@ class WarningChange(BaseModel):
     all of them). A group gets one entry, so it is never both "new" and "resolved".
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     scope: str  # a config path, or REPO_SCOPE for the repo-wide source_group view
     message: str  # the head's warning text (the base's when resolved)
@@ -100,7 +100,7 @@ class WarningChange(BaseModel):
 
 
 class OrderMove(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     config_path: str
     export_name: str
@@ -111,7 +111,7 @@ class OrderMove(BaseModel):
 class Finding(BaseModel):
     """Something the gate may block on; `status` says whether the PR introduced it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: FindingKind
     status: FindingStatus
@@ -126,7 +126,7 @@ class Finding(BaseModel):
 
 
 class PlanDiff(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     # One per export of the files the change can affect; a file it cannot affect (the same
     # plan on both sides) is only named in `unchanged_files` (all its exports are unchanged).

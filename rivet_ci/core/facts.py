@@ -21,7 +21,7 @@ FACTS_FORMAT = "rivet-ci-facts/1"
 class ColumnFacts(BaseModel):
     """Facts about one column of the export's query."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     indexed: bool | None = None
     min: str | None = None
@@ -53,7 +53,7 @@ class ColumnFacts(BaseModel):
 class TableFacts(BaseModel):
     """The introspection of a `table:` relation (present = the catalog was read)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     rows: int | None = Field(default=None, ge=0, le=I64_MAX)  # catalog count (reltuples, ...)
     integer_primary_key: str | None = None  # the single-integer primary key column; null: none
@@ -63,7 +63,7 @@ class TableFacts(BaseModel):
 class MeasuredRun(BaseModel):
     """The newest successful run of rivet's `export_metrics` (its `total_rows` and `run_at`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     total_rows: int = Field(ge=0, le=I64_MAX)
     run_at: str
@@ -72,7 +72,7 @@ class MeasuredRun(BaseModel):
 class ExportFacts(BaseModel):
     """Everything preflight knows about one export (§3)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     row_estimate: int | None = Field(default=None, ge=0, le=I64_MAX)
     avg_row_bytes: int | None = Field(default=None, ge=0, le=I64_MAX)
@@ -94,7 +94,7 @@ class ExportFacts(BaseModel):
 
 
 class ConfigFacts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     exports: dict[str, ExportFacts] = Field(default_factory=dict)
 
@@ -102,7 +102,7 @@ class ConfigFacts(BaseModel):
 class FactsFile(BaseModel):
     """A whole facts file: top-level exports plus optional per-config overrides."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     format: Literal["rivet-ci-facts/1"]
     captured_at: datetime | None = None

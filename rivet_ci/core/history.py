@@ -21,7 +21,7 @@ IN_PROGRESS = frozenset({"running"})
 class RunRecord(BaseModel):
     """One row of `export_metrics` (the fields planning reads)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     status: str
     duration_ms: int | None = Field(default=None, ge=0, le=I64_MAX)
@@ -34,7 +34,7 @@ class RunRecord(BaseModel):
 class HistorySummary(BaseModel):
     """What the scoring rules read from the newest runs of one export."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     runs: int
     last_failed: bool

@@ -30,7 +30,7 @@ FactsOriginKind = Literal["file", "live", "none", "artifact"]
 class PlannedExport(BaseModel):
     """One export's plan: where it is written, what was derived, and the recommendation."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     config_path: str
     line: int | None
@@ -52,7 +52,7 @@ class PlannedExport(BaseModel):
 class ConfigPlan(BaseModel):
     """The plan of one config file: its exports, its campaign, its problems."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     source_type: str | None
@@ -64,7 +64,7 @@ class ConfigPlan(BaseModel):
 
 
 class FactsOrigin(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: FactsOriginKind
     path: str | None = None
@@ -74,7 +74,7 @@ class FactsOrigin(BaseModel):
 class Plan(BaseModel):
     """Everything planned in one run, plus every problem met on the way."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     configs: tuple[ConfigPlan, ...]
     facts: FactsOrigin
@@ -90,6 +90,7 @@ class Plan(BaseModel):
 
 
 _PLANNED_EXPORT = maker(PlannedExport)
+_CONFIG_PLAN = maker(ConfigPlan)
 
 
 def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
@@ -142,13 +143,12 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         recommendations, campaign = build_campaign(recommendations)
         for fields, recommendation in zip(planned, recommendations, strict=True):
             fields["recommendation"] = recommendation
-    return ConfigPlan(
-        path=path,
-        source_type=source_type,
-        source_environment=source.environment if source else None,
-        source=source, exports=tuple(map(_PLANNED_EXPORT.make, planned)), campaign=campaign,
-        problems=(*loaded.problems, *refusals),
-    )
+    return _CONFIG_PLAN.make({
+        "path": path, "source_type": source_type,
+        "source_environment": source.environment if source else None,
+        "source": source, "exports": tuple(map(_PLANNED_EXPORT.make, planned)),
+        "campaign": campaign, "problems": (*loaded.problems, *refusals),
+    })
 
 
 def plan_configs(

@@ -77,7 +77,7 @@ class PolicyError(ValueError):
 
 
 class GatePolicy(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     rules: frozenset[str] = frozenset(DEFAULT_FAIL_ON)
     score_drop: int | None = None  # fail when a score drops by at least this many points
@@ -93,7 +93,7 @@ class GatePolicy(BaseModel):
 
 
 class GateResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     passed: bool
     blocking: tuple[Finding, ...]

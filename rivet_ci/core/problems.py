@@ -19,7 +19,7 @@ ProblemFinding = Literal["config-error", "plan-refused"]
 class Problem(BaseModel):
     """One thing wrong with an input file, located as precisely as the input allows."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     file: str
     line: int | None = None

@@ -21,7 +21,7 @@ SHARED_SOURCE_MESSAGE = ("Shared source group '{group}' has multiple heavy expor
 class Reason(BaseModel):
     """One structured, explainable reason: a stable `kind` token and a human message."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: str
     message: str
@@ -30,7 +30,7 @@ class Reason(BaseModel):
 class ExportRecommendation(BaseModel):
     """rivet's `prioritization.export_recommendation` object."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     export_name: str
     source_group: str | None = None
@@ -53,7 +53,7 @@ class ExportRecommendation(BaseModel):
 
 
 class Wave(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     wave: int
     exports: tuple[str, ...]
@@ -62,7 +62,7 @@ class Wave(BaseModel):
 class Campaign(BaseModel):
     """rivet's `prioritization.campaign` object for exports planned together."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     ordered_exports: tuple[str, ...]
     waves: tuple[Wave, ...]

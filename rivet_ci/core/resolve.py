@@ -69,7 +69,7 @@ class Detection(NamedTuple):
 # Built once (frozen): a full export's resolution, no detection, a column the facts do not know.
 _FULL = Resolution(strategy="full")
 NOTHING_DETECTED = Detection()
-_UNKNOWN_COLUMN = ColumnFacts()
+_UNKNOWN_COLUMN = ColumnFacts.model_construct()
 
 
 def rust_debug(text: str) -> str:

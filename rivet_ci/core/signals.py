@@ -58,7 +58,7 @@ _PRIORITIZATION_KIND: dict[ResolvedStrategy, Strategy] = {
 class Signals(BaseModel):
     """Derived, explainable inputs of the score. Scoring reads nothing else."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     strategy: Strategy
     row_estimate: int | None = None  # the scored estimate (rivet's computed.row_estimate)

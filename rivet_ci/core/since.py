@@ -98,7 +98,7 @@ def make_digest(head_sha: str, diff: PlanDiff, limit: int = DIGEST_LIMIT,
 
 
 class MovedExport(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     export_name: str
     score_before: int | None
@@ -112,7 +112,7 @@ class MovedExport(BaseModel):
 class SinceLastPush(BaseModel):
     """What changed between the previous push's comment and this run."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     previous_sha: str
     new_findings: tuple[str, ...]
@@ -135,7 +135,7 @@ class SinceLastPush(BaseModel):
 
 
 class Digest(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     head_sha: str
     findings: dict[str, str]  # key → label

@@ -46,7 +46,7 @@ def score_bucket(score: int) -> str:
 
 
 class Waiver(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: str
     export_name: str | None  # None: a source-group warning
@@ -84,7 +84,7 @@ def waiver_comment(f: Finding) -> str:
 
 
 class WaivedFinding(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     finding: Finding
     waiver: Waiver
@@ -96,7 +96,7 @@ NoteKind = Literal["waived", "stale", "added-in-pr", "unused"]
 class WaiverNote(BaseModel):
     """One line of the comment's waiver section."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: NoteKind
     waiver: Waiver

@@ -106,7 +106,7 @@ def _split_list(value: Any) -> Any:
 class ActionSettings(BaseModel):
     """Everything the action entrypoint needs to know about its inputs and the run."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     # -- action inputs (see action.yml for what each one means) ---------------------------------
     configs: tuple[str, ...] = DEFAULT_CONFIG_GLOBS

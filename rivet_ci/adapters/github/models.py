@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 class Comment(BaseModel):
     """An issue (pull request conversation) comment."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     body: str
@@ -36,7 +36,7 @@ class Comment(BaseModel):
 class PullRequest(BaseModel):
     """The fields of a pull request that rivet-ci needs."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     number: int
     state: str
@@ -65,7 +65,7 @@ class PullRequest(BaseModel):
 class WorkflowRun(BaseModel):
     """The fields of an Actions workflow run that locate its pull request."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     event: str
