@@ -30,7 +30,8 @@ from rivet_ci.core.problems import Problem
 from rivet_ci.core.resolve import PlanRefusedError
 from rivet_ci.core.signals import derive_signals
 
-validated_whole = facts_loader._validated_whole  # the fast path, before a test replaces it
+validated_whole = facts_loader._validated_whole  # the fast paths, before a test replaces them
+validated_json = facts_loader._validated_json
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=250,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -160,6 +161,7 @@ def test_whole_file_validation_is_the_entry_by_entry_result(
         return result
 
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(facts_loader, "_validated_json", lambda raw: None)  # JSON: its own test
         patch.setattr(facts_loader, "_validated_whole", whole)
         facts, problems = load_facts_text("facts.yaml", text)
         patch.setattr(facts_loader, "_validated_whole", lambda raw: None)
@@ -169,6 +171,33 @@ def test_whole_file_validation_is_the_entry_by_entry_result(
     if taken == [True]:
         assert facts is not None and by_entry is not None and entry_problems == problems == []
         assert facts == by_entry and facts.model_dump() == by_entry.model_dump()
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), entry_st, max_size=4),
+       st.none() | st.dictionaries(st.sampled_from(["p.yaml", "q.yaml"]), st.fixed_dictionaries(
+           {}, optional={"exports": st.dictionaries(st.sampled_from(["a", "d"]), entry_st,
+                                                    max_size=2)}), max_size=2),
+       st.sampled_from(["2026-11-29T06:00:00Z", "2026-11-29", "x", None]))
+def test_json_validation_is_the_decoded_result(
+        entries: dict[str, Any], configs: dict[str, Any] | None, captured_at: str | None) -> None:
+    """A JSON facts file is first parsed and validated in one pydantic-core call (the fast
+    path); whatever it accepts, decoding with `json` first gives the same facts and no
+    problem, and whatever it refuses is judged by that path alone."""
+    data: dict[str, Any] = {"format": "rivet-ci-facts/1", "exports": entries}
+    if configs is not None:
+        data["configs"] = configs
+    if captured_at is not None:
+        data["captured_at"] = captured_at
+    text = json.dumps(data, default=str)
+    fast = validated_json(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(facts_loader, "_validated_json", lambda raw: None)
+        decoded, problems = load_facts_text("facts.json", text)
+    if fast is not None:
+        assert decoded is not None and problems == []
+        assert fast == decoded and fast.model_dump() == decoded.model_dump()
+    assert load_facts_text("facts.json", text) == (decoded, problems)
 
 
 @FUZZ
