@@ -1,8 +1,11 @@
-"""Models build their validators when first needed, not at import (docs/development.md).
+"""How rivet-ci's pydantic models are built and read (docs/development.md).
 
 Building a pydantic model's validator and serializer at class creation cost ~10 % of importing
 the `plan` command, for ~60 models a plan run never validates. Every model therefore defers it,
 and a `plan` run builds only what validates untrusted input: the facts file's models.
+
+The process entry point also drops `BaseModel.__getattr__` (`rivet_ci.cli.runtime`), which
+only serves private attributes and extra fields: no model may have either.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 import rivet_ci
@@ -39,7 +43,8 @@ def subclasses(cls):
 
 built = sorted({m.__name__ for m in subclasses(BaseModel)
                 if m.__module__.startswith("rivet_ci.") and m.__pydantic_complete__})
-print(json.dumps({"code": code, "built": built}))
+print(json.dumps({"code": code, "built": built,
+                  "attribute_hook": "__getattr__" in vars(BaseModel)}))
 """
 
 
@@ -75,3 +80,30 @@ def test_a_plan_run_builds_only_the_facts_models(tmp_path: Path) -> None:
     built = set(result["built"])
     assert "FactsFile" in built  # the facts file was validated
     assert built <= FACTS_MODELS, sorted(built - FACTS_MODELS)
+    assert result["attribute_hook"] is False  # `main` dropped it for the run
+
+
+def test_no_model_needs_pydantics_attribute_hook() -> None:
+    """`BaseModel.__getattr__` serves private attributes and extra fields only."""
+    needs = [f"{m.__module__}.{m.__qualname__}" for m in _all_models()
+             if m.__private_attributes__ or m.model_config.get("extra") == "allow"]
+    assert needs == []
+
+
+def test_a_missing_attribute_fails_the_same_without_the_hook() -> None:
+    from rivet_ci.core.recommendation import Reason
+
+    reason = Reason(kind="small_table", message="m")
+    name = "__getattr__"
+    hook = vars(BaseModel)[name]  # in-process: pydantic as it is
+    with pytest.raises(AttributeError) as with_hook:
+        reason.nothing  # type: ignore[attr-defined]  # noqa: B018
+    try:
+        delattr(BaseModel, name)
+        with pytest.raises(AttributeError) as without:
+            reason.nothing  # type: ignore[attr-defined]  # noqa: B018
+        assert reason.message == "m" and reason.kind == "small_table"
+    finally:
+        setattr(BaseModel, name, hook)
+    message = "'Reason' object has no attribute 'nothing'"
+    assert str(without.value) == str(with_hook.value) == message

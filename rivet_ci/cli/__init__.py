@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from rivet_ci import __version__
-from rivet_ci.cli.runtime import leave_heap_to_exit, tune_gc
+from rivet_ci.cli.runtime import drop_model_attribute_hook, leave_heap_to_exit, tune_gc
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
@@ -111,11 +111,14 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-def run(argv: Sequence[str], ctx: Context) -> int:
+def run(argv: Sequence[str], ctx: Context, *,
+        before_command: Callable[[], None] | None = None) -> int:
     """Parse and dispatch; every error ends here as a message and an exit code.
 
     Everything the command writes to stdout, stderr or the logging module passes the output
     boundary's redactor (`rivet_ci.output.sink`), built here from the environment's secrets.
+    `before_command` runs once the command's modules are imported, just before it runs (the
+    process entry point's runtime settings).
     """
     redact = ctx.redact
     redact.add(*environment_secrets(ctx.environ))
@@ -125,13 +128,14 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     safe = dataclasses.replace(ctx, stdout=out, stderr=err)
     try:
         with logging_to(err):
-            return _run(argv, safe)
+            return _run(argv, safe, before_command)
     finally:
         out.flush()
         err.flush()
 
 
-def _run(argv: Sequence[str], ctx: Context) -> int:
+def _run(argv: Sequence[str], ctx: Context,
+         before_command: Callable[[], None] | None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(list(argv))
@@ -139,6 +143,8 @@ def _run(argv: Sequence[str], ctx: Context) -> int:
         return int(exc.code or 0) if exc.code in (0, None) else USAGE_ERROR
     module = importlib.import_module(COMMANDS[args.command])
     command: Callable[[argparse.Namespace, Context], int] = module.run
+    if before_command is not None:
+        before_command()
     try:
         return command(args, ctx)
     except UsageError as exc:
@@ -177,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
                   redact=redact)
     try:
-        return run(sys.argv[1:] if argv is None else argv, ctx)
+        return run(sys.argv[1:] if argv is None else argv, ctx,
+                   before_command=drop_model_attribute_hook)
     finally:
         leave_heap_to_exit()
 

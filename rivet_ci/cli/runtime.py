@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 
 def tune_gc() -> None:
@@ -31,3 +32,23 @@ def leave_heap_to_exit() -> None:
     needs is left to a finalizer. Only for the process entry point (`main`), never in-process.
     """
     gc.freeze()
+
+
+def drop_model_attribute_hook() -> None:
+    """Let reads of pydantic model fields take the interpreter's fast path for the rest of the run.
+
+    pydantic's `BaseModel` defines `__getattr__`, only to serve private attributes and extra
+    fields, which no rivet-ci model has (`tests/test_model_build.py` pins both). Any class with a
+    `__getattr__` gets CPython's generic attribute hook, and the interpreter cannot specialise a
+    read through it: every read of a model field — loading, planning and writing read ~50 per
+    export — takes the slow, unspecialised path. Without the hook a missing attribute raises the
+    same `AttributeError` ("'X' object has no attribute 'y'"), so for rivet-ci's models nothing
+    changes but the speed. Measured on `plan` of 10,000 exports: 1.17 s -> 1.02 s of CPU (best of
+    10 alternating runs); 1,000 exports: 1,531M -> 1,491M instructions.
+
+    Process-wide, so only for the process entry point (`main`), after the command's modules are
+    imported; in-process callers (tests, library use) keep pydantic as it is. Nothing to do when
+    pydantic is not imported (`--version`)."""
+    pydantic_main = sys.modules.get("pydantic.main")
+    if pydantic_main is not None and "__getattr__" in vars(pydantic_main.BaseModel):
+        del pydantic_main.BaseModel.__getattr__
