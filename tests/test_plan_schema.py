@@ -16,8 +16,7 @@ from support.plan_schema import SCHEMA_FILE, assert_matches_schema, validator
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
 from rivet_ci.core import document as document_module
-from rivet_ci.core.document import dump_json, plan_document, plan_document_chunks
-from rivet_ci.core.plan_format import PLAN_FORMAT
+from rivet_ci.core.document import PLAN_FORMAT, dump_json, plan_document, plan_document_chunks
 from rivet_ci.core.planner import FactsOrigin, plan_configs
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, NotRequired, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypeAlias
 
 from pydantic import (
     ConfigDict,
@@ -47,6 +47,7 @@ from rivet_ci.core.config import (
     TuningProfile,
     Verify,
 )
+from rivet_ci.core.document import PLAN_FORMAT  # the name every document is written with
 from rivet_ci.core.problems import ProblemFinding, Severity
 from rivet_ci.core.recommendation import CostClass, ExportRecommendation, PriorityClass, RiskClass
 from rivet_ci.core.resolve import ResolvedStrategy
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # the pull-request keys' models: imported by `_adapter`, see 
     from rivet_ci.core.diff import ChangeStatus, Finding, FindingStatus, OrderMove, WarningChange
     from rivet_ci.core.waivers import WaivedFinding, WaiverNote
 
-PLAN_FORMAT: Final = "rivet-ci-plan/1"
 SCHEMA_ID = "https://raw.githubusercontent.com/rivet-ci/rivet-ci/main/schemas/plan.schema.json"
 
 _CLOSED = ConfigDict(extra="forbid")

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import xxhash
 
@@ -24,19 +24,21 @@ from rivet_ci.core.diagnostics import (
     config_value,
     peak_memory_mb,
 )
-from rivet_ci.core.plan_format import (
-    ColumnTypeJSON,
-    DestinationJSON,
-    ParquetJSON,
-    PlainColumnType,
-    ResolvedPlanJSON,
-    ResolvedTuningJSON,
-    SourceBlockJSON,
-)
 from rivet_ci.core.planner import ConfigPlan, PlannedExport
 from rivet_ci.core.recommendation import Campaign, ExportRecommendation
 from rivet_ci.core.resolve import generate_chunks
 from rivet_ci.core.signals import Signals
+
+if TYPE_CHECKING:  # the format's types only (see `rivet_ci.core.document`)
+    from rivet_ci.core.plan_format import (
+        ColumnTypeJSON,
+        DestinationJSON,
+        ParquetJSON,
+        PlainColumnType,
+        ResolvedPlanJSON,
+        ResolvedTuningJSON,
+        SourceBlockJSON,
+    )
 
 RIVET_VERSION = "0.24.5"
 _TUNING_KEYS = ("batch_size", "batch_size_memory_mb", "throttle_ms", "statement_timeout_s",
@@ -127,7 +129,7 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None,
     tuning["max_batch_memory_mb"] = merged.get("max_batch_memory_mb")
     ordered = {key: tuning[key] for key in _TUNING_KEYS}
     ordered["configured_profile"] = profile
-    return cast(ResolvedTuningJSON, ordered), label
+    return cast("ResolvedTuningJSON", ordered), label
 
 
 def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
@@ -200,7 +202,7 @@ def source_block(source: SourceConfig | None) -> SourceBlockJSON:
     out["mongo"] = ({key: _plain(_get(mongo, key)) for key in
                      ("json", "read_concern", "no_cursor_timeout", "page_size", "resume")}
                     if mongo is not None else None)
-    return cast(SourceBlockJSON, out)
+    return cast("SourceBlockJSON", out)
 
 
 def _fields(obj: Any) -> Mapping[str, Any]:
@@ -303,7 +305,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
                              if columns else {}),
         "schema_drift_policy": f.get("on_schema_drift") or "warn",
         "shape_drift_warn_factor": float(factor) if factor is not None else 2.0,
-        "parquet": None if parquet is None else cast(ParquetJSON, {
+        "parquet": None if parquet is None else cast("ParquetJSON", {
             key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
     }
 
@@ -318,7 +320,7 @@ def _destination(given: Mapping[str, Any], name: str, day: str) -> DestinationJS
         if type(value) is str and "{" in value:
             dest[key] = _expand(value, name, day)
     dest["allow_anonymous"] = bool(given.get("allow_anonymous"))
-    return cast(DestinationJSON, dest)
+    return cast("DestinationJSON", dest)
 
 
 def _names_placeholder(values: tuple[Any, ...]) -> bool:
@@ -342,7 +344,7 @@ def _column_type(text: Any) -> ColumnTypeJSON:
         return {"kind": "timestamp", "unit": unit,
                 "timezone": "UTC" if "utc" in lowered or "tz" in lowered else None}
     # config typing admits only rivet's type names here (rivet-config.md)
-    return cast(PlainColumnType, {"kind": lowered})
+    return cast("PlainColumnType", {"kind": lowered})
 
 
 # --- integrity and fingerprint (§10.8) ------------------------------------------------------------
