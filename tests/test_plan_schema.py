@@ -131,13 +131,17 @@ def example_plan() -> Any:
                         problems)
 
 
+@pytest.mark.parametrize("batch", [1, 2, 8])
 def test_the_streamed_document_is_the_same_bytes_in_line_ending_chunks(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
     plan = example_plan()
     whole = dump_json(plan_document(plan, generated_at="2026-11-29T12:00:00Z", version="t"))
     monkeypatch.setattr(document_module, "CHUNK_BYTES", 512)
+    # Exports are serialised `batch` at a time (full batches and a shorter last one), and the
+    # text is cut between batches: fewer, longer chunks as batches grow.
+    monkeypatch.setattr(document_module, "_BATCH", batch)
     chunks = list(plan_document_chunks(plan, generated_at="2026-11-29T12:00:00Z", version="t"))
-    assert len(chunks) > 10
+    assert len(chunks) > 10 // batch
     assert all(c.endswith(b"\n") for c in chunks)  # the redactor sees whole lines
     assert b"".join(chunks).decode("utf-8") == whole
     extra = {"pull_request": {"base_sha": "a", "head_sha": "b", "changed_files": []}}
@@ -222,6 +226,7 @@ def test_the_pull_request_document_streamed_is_the_same_bytes(
         "review": {"base_files": 1, "head_files": 2, "narrowed": False}}
     whole = dump_json(pull_request_document(base, head, diff, gate, **kwargs))
     monkeypatch.setattr(document_module, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(document_module, "_BATCH", 1)  # a cut possible after every export
     chunks = list(pull_request_document_chunks(base, head, diff, gate, **kwargs))
     assert all(c.endswith(b"\n") for c in chunks) and len(chunks) > 10
     assert b"".join(chunks).decode("utf-8") == whole

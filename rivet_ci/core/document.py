@@ -288,6 +288,14 @@ class _Raw:
         self.pieces = pieces
 
 
+# Plain items of a streamed array (the exports' dicts) are serialised `_BATCH` at a time, in one
+# orjson call: one call, one cut and two pieces per batch instead of per item — measured on the
+# document of 1,000 exports, 122 M -> 116.6 M instructions. Larger batches gain nothing more
+# (orjson's buffer for 32 exports is past malloc's mmap threshold) and coarsen the cuts.
+_BATCH = 8
+_STREAMED = (_Object, _Array, _Raw)
+
+
 def _emit(value: Any, depth: int) -> Iterator[bytes | memoryview]:
     """`orjson.dumps(value, OPT_INDENT_2)` as it would appear `depth` levels deep."""
     if isinstance(value, _Object):
@@ -309,19 +317,43 @@ def _emit(value: Any, depth: int) -> Iterator[bytes | memoryview]:
         yield b"}" if first else b"\n" + b"  " * depth + b"}"
     elif isinstance(value, _Array):
         pad = b"\n" + b"  " * (depth + 1)
-        first = True
+        separator = opening = b"[" + pad  # before the first item, then `comma`
+        comma = b"," + pad
+        batch: list[Any] = []  # plain items (an export's dict) not written yet
         for item in value.items:
-            yield (b"[" if first else b",") + pad
+            if not isinstance(item, _STREAMED):
+                batch.append(item)
+                if len(batch) == _BATCH:
+                    yield separator
+                    yield _batch_text(batch, depth)
+                    separator, batch = comma, []
+                continue
+            if batch:
+                yield separator
+                yield _batch_text(batch, depth)
+                separator, batch = comma, []
+            yield separator
+            separator = comma
             if isinstance(item, _Raw):
                 yield from item.pieces
-            elif isinstance(item, _Object | _Array):
-                yield from _emit(item, depth + 1)
             else:
-                yield _indented(item, depth + 1)
-            first = False
-        yield b"[]" if first else b"\n" + b"  " * depth + b"]"
+                yield from _emit(item, depth + 1)
+        if batch:
+            yield separator
+            yield _batch_text(batch, depth)
+            separator = comma
+        yield b"[]" if separator is opening else b"\n" + b"  " * depth + b"]"
     else:
         yield _indented(value, depth)
+
+
+def _batch_text(items: list[Any], depth: int) -> bytes | memoryview:
+    """The text of `items` as consecutive items of an array `depth` levels deep: each item
+    indented for its place, separated by a comma, a line break and the items' indentation —
+    without the array's opening "[", line break and indentation before the first item, nor its
+    closing line break, indentation and "]"."""
+    text = _indented(items, depth)
+    return text[2 * depth + 4:len(text) - 2 * depth - 2]
 
 
 def _indented(value: Any, depth: int) -> bytes | memoryview:
