@@ -119,11 +119,14 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
     `rivet_ci.commands.plan.run_streamed` does them: the imports (a fresh process importing the
     command), finding the configs, the facts, then per config: load, plan, the summary, the
     document's blocks (built, serialised, redacted) and the spool; then the final write of the
-    document (to plan.json and to a stream, as `--format json --output` does)."""
+    document (to plan.json and to a stream, as `--format json --output` does). With the
+    process-wide settings `rivet_ci.cli.main` makes (collector off, pydantic's attribute hook
+    dropped)."""
     import io
     import os
 
     from rivet_ci.adapters.files import load_config_file
+    from rivet_ci.cli.runtime import drop_model_attribute_hook
     from rivet_ci.commands.context import Context
     from rivet_ci.commands.plan import _spooled, config_paths, load_facts_arg
     from rivet_ci.core.document import (
@@ -147,7 +150,8 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
         ctx = Context(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=root,
                       redact=redact)
         stream = cast(TextIO, RedactingStream(devnull, redact))
-        gc.disable()
+        gc.disable()  # the process-wide settings of `rivet_ci.cli.main`
+        drop_model_attribute_hook()
         for _ in range(runs):
             lap = Laps()
             paths = config_paths([Path("pipelines")], ctx,
