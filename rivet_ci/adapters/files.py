@@ -32,10 +32,16 @@ SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "__pycache__",
 
 @dataclass
 class WalkSkips:
-    """What a directory walk left out, so the command can say so."""
+    """What a directory walk left out, so the command can say so, and what it learned about
+    the files it kept."""
 
     directories: list[str] = field(default_factory=list)
     not_rivet: list[str] = field(default_factory=list)  # YAML without `source:` / `exports:`
+    # Each file kept -> whether it is a facts document (which the command leaves out, saying
+    # so). The walk reads every file to tell a rivet config from other YAML and decides this
+    # from the same text, sparing the command a second read of each file (of the 200 files of
+    # 10,000 exports: ~3 ms).
+    facts_document: dict[Path, bool] = field(default_factory=dict)
 
 
 def _skipped_directory(path: Path) -> bool:
@@ -57,18 +63,30 @@ def _walk(root: Path, skips: WalkSkips) -> list[Path]:
                 out.extend(_walk(entry, skips))
         elif entry.suffix in CONFIG_SUFFIXES and entry.is_file() and not (
                 entry.name.startswith(".")):
-            if _looks_like_rivet(entry):
+            rivet, facts = _classify(entry)
+            if rivet:
                 out.append(entry)
+                skips.facts_document[entry] = facts
             else:
                 skips.not_rivet.append(entry.as_posix())
     return out
 
 
-def _looks_like_rivet(path: Path) -> bool:
+def _classify(path: Path) -> tuple[bool, bool]:
+    """Whether a walked file looks like a rivet config, and whether it is a facts document
+    (`is_facts_file`'s answer), from one read."""
     try:
-        return looks_like_config(path.read_text(encoding="utf-8", errors="replace"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        # Not UTF-8, so no facts document (as `is_facts_file` says); whether it looks like a
+        # config is judged with replacement characters. (A second read, for such files only.)
+        try:
+            return looks_like_config(path.read_text(encoding="utf-8", errors="replace")), False
+        except OSError:
+            return True, False
     except OSError:
-        return True  # the loader reports why it cannot be read
+        return True, False  # the loader reports why it cannot be read
+    return looks_like_config(text), is_facts_document(text)
 
 
 def expand_config_paths(paths: Iterable[Path], skips: WalkSkips | None = None) -> list[Path]:

@@ -122,8 +122,11 @@ def config_paths(paths: list[Path], ctx: Context, *,
                          "`source:` or `exports:`")
         ctx.stderr.write(f"rivet-ci: skipped {' and '.join(parts)} (name a file to plan it "
                          "anyway)\n")
-    # A facts document is never a config, even when a directory or glob sweeps it in.
-    facts_documents = [p for p in expanded if is_facts_file(p)]
+    # A facts document is never a config, even when a directory or glob sweeps it in. The walk
+    # has told for each file it found; only files named on the command line are read here.
+    walked = skips.facts_document
+    facts_documents = [p for p in expanded
+                       if (walked[p] if p in walked else is_facts_file(p))]
     for path in facts_documents:
         ctx.stderr.write(f"rivet-ci: {display_path(path, ctx.cwd)} is a facts document, "
                          "not planned as a config\n")
