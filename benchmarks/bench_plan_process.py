@@ -125,7 +125,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
     import io
     import os
 
-    from rivet_ci.adapters.files import load_config_file
+    from rivet_ci.adapters.files import PathResolver, load_config_file
     from rivet_ci.cli.runtime import drop_model_attribute_hook
     from rivet_ci.commands.context import Context
     from rivet_ci.commands.plan import _spooled, config_paths, load_facts_arg
@@ -154,15 +154,17 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
         drop_model_attribute_hook()
         for _ in range(runs):
             lap = Laps()
+            resolver = PathResolver(root)
             paths = config_paths([Path("pipelines")], ctx,
-                                 not_configs=(Path(facts_path.name), Path("plan.json")))
+                                 not_configs=(Path(facts_path.name), Path("plan.json")),
+                                 resolver=resolver)
             lap("discovery")
             facts, problems, origin = load_facts_arg(Path(facts_path.name), ctx)
             lap("facts")
             memo, summary, sizes = ResolvedPlanMemo(), empty_summary(), []
             with tempfile.TemporaryFile() as spool:
                 for path in paths:
-                    loaded = load_config_file(path, root=root, environ={})
+                    loaded = load_config_file(path, root=resolver, environ={})
                     lap("load")
                     config = plan_config(loaded, facts)
                     lap("plan")

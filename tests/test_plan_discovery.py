@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rivet_ci.adapters.files import PathResolver, display_path
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.plan import config_paths
@@ -167,3 +168,36 @@ def test_finding_the_configs_reads_each_walked_file_once(
     # (a file named on the command line is read to tell whether it is a facts document)
     assert reads == {"pipelines/a.yaml": 1, "pipelines/captured.yaml": 1, "pipelines/ci.yaml": 1,
                      "pipelines/sub/b.yml": 1, "named.yaml": 1}
+
+
+def test_the_run_resolver_agrees_with_path_resolve_and_display_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    write(ws / "d" / "f.yaml", "x")
+    write(tmp_path / "outside" / "g.yaml", "x")
+    links = {"d/to-file.yaml": ws / "d" / "f.yaml", "d/to-outside.yaml": tmp_path / "outside",
+             "dir-link": ws / "d", "out-link": tmp_path / "outside",
+             "d/dangling.yaml": ws / "nowhere", "d/relative.yaml": Path("f.yaml"),
+             "d/up.yaml": Path("../d/f.yaml"), "loop-a": ws / "loop-b", "loop-b": ws / "loop-a"}
+    for name, target in links.items():
+        (ws / name).symlink_to(target)
+    (tmp_path / "ws-link").symlink_to(ws, target_is_directory=True)
+    spellings = ["d/f.yaml", "d/missing.yaml", "missing-dir/x.yaml", "d/f.yaml/below",
+                 "d/../d/f.yaml", "d/..", "d", ".", "..", "../outside/g.yaml",
+                 "dir-link/f.yaml", "out-link/g.yaml", "dir-link/../d/f.yaml", "loop-a/x.yaml",
+                 *links]
+    paths = [ws / s for s in spellings] + [tmp_path / "ws-link" / s for s in spellings] + [
+        Path("/"), tmp_path / "outside" / "g.yaml", tmp_path, *map(Path, spellings)]
+    monkeypatch.chdir(ws)  # for the relative spellings
+    for root in (ws, tmp_path / "ws-link", tmp_path / "outside", Path("/"), Path("d")):
+        resolver = PathResolver(root)
+        for path in paths:
+            try:
+                expected: object = (path.resolve(), display_path(path, root))
+            except RuntimeError as exc:  # a symlink loop
+                expected = repr(exc)
+            try:
+                found: object = (resolver.resolve(path), resolver.display(path))
+            except RuntimeError as exc:
+                found = repr(exc)
+            assert found == expected, (root, path)

@@ -11,8 +11,8 @@ from typing import IO, NoReturn
 
 from rivet_ci import __version__
 from rivet_ci.adapters.files import (
+    PathResolver,
     WalkSkips,
-    display_path,
     expand_config_paths,
     is_facts_file,
     load_config_file,
@@ -105,13 +105,15 @@ def facts_errors(problems: list[Problem]) -> list[Problem]:
 
 
 def config_paths(paths: list[Path], ctx: Context, *,
-                 not_configs: tuple[Path | None, ...] = ()) -> list[Path]:
+                 not_configs: tuple[Path | None, ...] = (),
+                 resolver: PathResolver | None = None) -> list[Path]:
     """The config files named or found in directories; `not_configs` (the facts file, the
-    output) are skipped when a directory holds them."""
+    output) are skipped when a directory holds them. `resolver`: the run's, for `ctx.cwd`."""
+    resolver = resolver or PathResolver(ctx.cwd)
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
     skips = WalkSkips()
     expanded = [p for p in expand_config_paths((ctx.cwd / p for p in paths), skips)
-                if p.resolve() not in skip]
+                if resolver.resolve(p) not in skip]
     if skips.directories or skips.not_rivet:
         parts = []
         if skips.directories:
@@ -128,7 +130,7 @@ def config_paths(paths: list[Path], ctx: Context, *,
     facts_documents = [p for p in expanded
                        if (walked[p] if p in walked else is_facts_file(p))]
     for path in facts_documents:
-        ctx.stderr.write(f"rivet-ci: {display_path(path, ctx.cwd)} is a facts document, "
+        ctx.stderr.write(f"rivet-ci: {resolver.display(path)} is a facts document, "
                          "not planned as a config\n")
     expanded = [p for p in expanded if p not in facts_documents]
     if not expanded:
@@ -141,10 +143,11 @@ def load_configs(paths: list[Path], ctx: Context, *,
                  args: argparse.Namespace | None = None) -> list[LoadedConfig]:
     """Load the configs named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them."""
-    expanded = config_paths(paths, ctx, not_configs=not_configs)
+    resolver = PathResolver(ctx.cwd)
+    expanded = config_paths(paths, ctx, not_configs=not_configs, resolver=resolver)
     params = parse_params(getattr(args, "params", None))
     exists = path_checker(args, ctx.cwd) if args is not None else None
-    configs = [load_config_file(p, root=ctx.cwd, environ=ctx.environ, params=params,
+    configs = [load_config_file(p, root=resolver, environ=ctx.environ, params=params,
                                 path_exists=exists) for p in expanded]
     if args is not None and args.command != "check":
         warn_unused_params(params, configs, ctx.stderr)
@@ -222,7 +225,9 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
     each config is loaded, planned, serialised and redacted in turn into a temporary spool,
     only its counts and problems kept; then the document — whose summary comes before the
     configs — is written from the spool. The same bytes as planning everything first (tested)."""
-    paths = config_paths(args.configs, ctx, not_configs=(args.facts, args.output))
+    resolver = PathResolver(ctx.cwd)
+    paths = config_paths(args.configs, ctx, not_configs=(args.facts, args.output),
+                         resolver=resolver)
     facts, problems, origin = load_facts_arg(args.facts, ctx)
     params = parse_params(args.params)
     exists = path_checker(args, ctx.cwd)
@@ -236,7 +241,7 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
     sizes: list[int] = []
     with tempfile.TemporaryFile(prefix="rivet-ci-plan-") as spool:
         for path in paths:
-            loaded = load_config_file(path, root=ctx.cwd, environ=ctx.environ, params=params,
+            loaded = load_config_file(path, root=resolver, environ=ctx.environ, params=params,
                                       path_exists=exists)
             used |= loaded.placeholders
             known.update(e.name for e in loaded.exports)
