@@ -109,7 +109,7 @@ def config_paths(paths: list[Path], ctx: Context, *,
                  resolver: PathResolver | None = None) -> list[Path]:
     """The config files named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them. `resolver`: the run's, for `ctx.cwd`."""
-    resolver = resolver or PathResolver(ctx.cwd)
+    resolver = PathResolver(ctx.cwd) if resolver is None else resolver
     skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
     skips = WalkSkips()
     expanded = [p for p in expand_config_paths((ctx.cwd / p for p in paths), skips)
