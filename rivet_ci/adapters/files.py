@@ -19,14 +19,26 @@ CONFIG_SUFFIXES = (".yaml", ".yml")
 
 def display_path(path: Path, root: Path) -> str:
     """Repo-relative POSIX path when under `root` (the key facts files use), else as given."""
-    return _relative_or_given(path, path.resolve(), root.resolve())
+    return _relative_or_given(path, resolved_path(path), root.resolve())
 
 
-def _relative_or_given(path: Path, resolved: Path, resolved_root: Path) -> str:
+def resolved_path(path: Path) -> Path | None:
+    """`path.resolve()`, or None when `path` runs into a loop of symbolic links (Python 3.11
+    raises RuntimeError there, 3.13 OSError): such a path names no file — reading it reports
+    "too many levels of symbolic links" as that file's problem — and matches none."""
     try:
-        return resolved.relative_to(resolved_root).as_posix()
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return None
+
+
+def _relative_or_given(path: Path, resolved: Path | None, resolved_root: Path) -> str:
+    try:
+        if resolved is not None:
+            return resolved.relative_to(resolved_root).as_posix()
     except ValueError:
-        return path.as_posix()
+        pass
+    return path.as_posix()
 
 
 class PathResolver:
@@ -61,7 +73,7 @@ class PathResolver:
         if known is None:
             try:
                 resolved = directory.resolve()
-            except RuntimeError:
+            except (RuntimeError, OSError):  # a loop of symbolic links (see `resolved_path`)
                 return None
             try:
                 relative = resolved.relative_to(self._resolved_root).as_posix()
@@ -72,18 +84,18 @@ class PathResolver:
             known = self._directories[directory] = (resolved, prefix)
         return known
 
-    def resolve(self, path: Path) -> Path:
-        """`path.resolve()`."""
+    def resolve(self, path: Path) -> Path | None:
+        """`resolved_path(path)`."""
         directory = self._directory_of(path)
         if directory is None:
-            return path.resolve()
+            return resolved_path(path)
         return directory[0] / path.name
 
     def display(self, path: Path) -> str:
         """`display_path(path, root)`."""
         directory = self._directory_of(path)
         if directory is None:
-            return _relative_or_given(path, path.resolve(), self._resolved_root)
+            return _relative_or_given(path, resolved_path(path), self._resolved_root)
         resolved, prefix = directory
         if prefix is None:  # outside the root: the file itself could still be the root
             return _relative_or_given(path, resolved / path.name, self._resolved_root)

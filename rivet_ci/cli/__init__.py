@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import importlib
 import os
 import sys
@@ -157,11 +158,24 @@ def _run(argv: Sequence[str], ctx: Context,
     except KeyboardInterrupt:
         ctx.stderr.write("rivet-ci: interrupted\n")
         return INTERRUPTED
-    except Exception:
+    except Exception as exc:
+        loop = _symlink_loop(exc)
+        if loop is not None:  # a path given to rivet-ci, not a bug
+            ctx.stderr.write(f"rivet-ci: error: {describe_os_error(loop)}\n")
+            return USAGE_ERROR
         ctx.stderr.write(
             "rivet-ci: unexpected error — this is a bug in rivet-ci, please report it at "
             f"{ISSUES_URL} with the traceback below.\n{traceback.format_exc()}")
         return UNEXPECTED
+
+
+def _symlink_loop(exc: BaseException) -> OSError | None:
+    """The "too many levels of symbolic links" error behind `exc`: Python 3.11's `Path.resolve`
+    reports such a loop as a RuntimeError raised while handling it (3.13 raises the OSError)."""
+    cause = exc.__context__
+    if isinstance(exc, RuntimeError) and isinstance(cause, OSError) and cause.errno == errno.ELOOP:
+        return cause
+    return None
 
 
 def describe_os_error(exc: OSError) -> str:

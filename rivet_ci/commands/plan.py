@@ -17,6 +17,7 @@ from rivet_ci.adapters.files import (
     is_facts_file,
     load_config_file,
     load_facts_file,
+    resolved_path,
 )
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.live import add_live_arguments, collect_live, with_state_history
@@ -110,10 +111,11 @@ def config_paths(paths: list[Path], ctx: Context, *,
     """The config files named or found in directories; `not_configs` (the facts file, the
     output) are skipped when a directory holds them. `resolver`: the run's, for `ctx.cwd`."""
     resolver = PathResolver(ctx.cwd) if resolver is None else resolver
-    skip = {(ctx.cwd / p).resolve() for p in not_configs if p is not None}
+    skip = {resolved for p in not_configs
+            if p is not None and (resolved := resolved_path(ctx.cwd / p)) is not None}
     skips = WalkSkips()
     expanded = [p for p in expand_config_paths((ctx.cwd / p for p in paths), skips)
-                if resolver.resolve(p) not in skip]
+                if (resolved := resolver.resolve(p)) is None or resolved not in skip]
     if skips.directories or skips.not_rivet:
         parts = []
         if skips.directories:
