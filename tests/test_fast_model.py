@@ -90,3 +90,37 @@ def test_models_with_validators_are_refused() -> None:
 
     with pytest.raises(TypeError, match="validators"):
         fast_model.construct(Checked, {"value": -1})
+
+
+def test_frozen_instances_given_the_same_names_share_one_set_of_them() -> None:
+    """A frozen model's instances share their `model_fields_set` while given the same field
+    names (memory); copying one with an update never changes another's."""
+    from rivet_ci.core.recommendation import Reason
+
+    make = fast_model.maker(Reason).make
+    first, second = make({"kind": "a", "message": "m"}), make({"kind": "b", "message": "n"})
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    assert first.model_fields_set == {"kind", "message"}
+    only_kind = make({"kind": "c"})  # other names: a set of its own
+    assert only_kind.model_fields_set == {"kind"}
+    assert only_kind.__pydantic_fields_set__ is not first.__pydantic_fields_set__
+    copied = only_kind.model_copy(update={"message": "x"})
+    assert copied.model_fields_set == {"kind", "message"}
+    assert only_kind.model_fields_set == {"kind"}
+    assert fast_model.replace(only_kind, {"message": "y"}).model_fields_set == {"kind", "message"}
+    assert only_kind.model_fields_set == {"kind"}
+    with pytest.raises(ValueError):  # frozen: pydantic refuses before touching the set
+        only_kind.message = "z"  # type: ignore[misc]
+    assert only_kind.model_fields_set == {"kind"}
+
+
+def test_instances_of_a_mutable_model_never_share_their_set() -> None:
+    class Mutable(BaseModel):
+        a: int = 0
+        b: int = 0
+
+    make = fast_model.maker(Mutable).make
+    first, second = make({"a": 1}), make({"a": 2})
+    assert first.__pydantic_fields_set__ is not second.__pydantic_fields_set__
+    first.b = 3  # pydantic adds `b` to this instance's set in place
+    assert first.model_fields_set == {"a", "b"} and second.model_fields_set == {"a"}
