@@ -124,3 +124,25 @@ def test_instances_of_a_mutable_model_never_share_their_set() -> None:
     assert first.__pydantic_fields_set__ is not second.__pydantic_fields_set__
     first.b = 3  # pydantic adds `b` to this instance's set in place
     assert first.model_fields_set == {"a", "b"} and second.model_fields_set == {"a"}
+
+
+def test_the_shared_sets_are_bounded_per_model() -> None:
+    """Past `SHARED_NAME_SETS` combinations of names an instance gets a set of its own."""
+    class Wide(BaseModel):
+        model_config = {"frozen": True}
+        a: int = 0
+        b: int = 0
+        c: int = 0
+
+    maker = fast_model.maker(Wide)
+    combinations = [{"a": 1}, {"b": 1}, {"c": 1}, {"a": 1, "b": 1}]
+    for data in combinations:
+        maker.make(data)
+    assert len(maker.names) == len(combinations)
+    maker.names.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fast_model, "SHARED_NAME_SETS", 1)
+        first, second, third = (maker.make(d) for d in ({"a": 1}, {"b": 1}, {"b": 2}))
+    assert list(maker.names) == [("a",)]
+    assert second.__pydantic_fields_set__ is not third.__pydantic_fields_set__
+    assert third.model_fields_set == {"b"} and first.model_fields_set == {"a"}

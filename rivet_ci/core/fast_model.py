@@ -24,6 +24,7 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 _MISSING = object()
+SHARED_NAME_SETS = 1024  # per model (see `Maker.names`)
 _new = object.__new__
 # BaseModel's instance slots, written through their own descriptors (what `object.__setattr__`
 # finds by name, without the look-up); a frozen model's `__setattr__` would refuse them.
@@ -50,10 +51,11 @@ class Maker(Generic[M]):
         # Instances of a frozen model given the same field names share one set of those names
         # (`model_fields_set`): pydantic changes an instance's set in place only when a field is
         # assigned, which a frozen model refuses first (`model_copy` copies the set). A set per
-        # instance was ~30 % of the memory of plans held whole (10,000 exports: 82 -> 57 MB),
-        # as `diff` and the action hold them.
+        # instance was ~45 % of the memory of plans held whole (10,000 exports: 82 -> 44 MB),
+        # as `diff` and the action hold them. The field names given, in order -> their set; at
+        # most SHARED_NAME_SETS of them (an export writes one of a few dozen combinations).
         self.shares_names = bool(model.model_config.get("frozen"))
-        self.names: set[str] | None = None  # the set the last instance was given
+        self.names: dict[tuple[str, ...], set[str]] = {}
 
     @classmethod
     def of(cls, model: type[M]) -> Maker[M]:
@@ -102,11 +104,12 @@ class Maker(Generic[M]):
             values = {**self.template, **data}
         instance = _new(self.model)  # object.__new__ itself: no look-up through the metaclass
         _set_dict(instance, values)
-        names = self.names
-        if names is None or data.keys() != names or not self.shares_names:
-            names = set(data)
-            if self.shares_names:
-                self.names = names
+        given = tuple(data)
+        names = self.names.get(given)
+        if names is None:
+            names = set(given)
+            if self.shares_names and len(self.names) < SHARED_NAME_SETS:
+                self.names[given] = names
         _set_fields_set(instance, names)
         _set_extra(instance, None)
         _set_private(instance, None)
