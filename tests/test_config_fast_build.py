@@ -5,10 +5,13 @@
   same fields set and the same field order.
 - A struct whose keys are all known and distinct skips the duplicate-key pass; the typing of
   integers on the fast path accepts only ASCII digits (rivet's `[0-9]`).
+- Each field's rivet type, read off the annotation pydantic evaluated, is the one its annotation
+  as written (`typing.get_type_hints`) gives.
 """
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +19,9 @@ import pytest
 from pydantic import BaseModel
 
 from rivet_ci.core import config_typing, fast_model
-from rivet_ci.core.config import STRUCTS
+from rivet_ci.core.config import STRUCTS, ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
+from rivet_ci.core.limits import U64_MAX
 
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "configs").glob("*/*.yaml"),
@@ -37,6 +41,27 @@ exports:
 def test_every_config_model_takes_the_fast_build() -> None:
     for model in STRUCTS:
         assert fast_model.maker(model).fast, model.__name__
+
+
+def test_field_kinds_read_off_pydantic_annotations_equal_the_type_hints() -> None:
+    checked = 0
+    for model in STRUCTS:
+        hints = typing.get_type_hints(model, include_extras=True)
+        specs = config_typing.specs(model)
+        for attr, info in model.model_fields.items():
+            kind, optional = config_typing._kind_of(hints[attr])
+            spec = specs[info.alias or attr]
+            assert spec.kind == kind, (model.__name__, attr)
+            assert (spec.presence == "optional") == (
+                not info.is_required() and (optional or info.default is None)), attr
+            checked += 1
+    assert checked == 129  # every key of the schema (`rivet_ci.core.config`)
+    # `chunk_size: U64 = ...` (pydantic keeps the bound among the field's own constraints) and
+    # `port: U16 | None` (the bound stays inside the annotation) both keep their bounds.
+    assert config_typing.specs(ExportConfig)["chunk_size"].kind == config_typing.Kind(
+        "uint", max=U64_MAX, bits=64)
+    assert config_typing.specs(SourceConfig)["port"].kind == config_typing.Kind(
+        "uint", max=2**16 - 1, bits=16)
 
 
 def test_fast_build_equals_model_validate(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -136,8 +136,10 @@ def _kind_of(annotation: Any) -> tuple[Kind, bool]:
         origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         _base, *meta = typing.get_args(annotation)
-        upper = next(m.metadata for m in meta if isinstance(m, FieldInfo))
-        limit: int = next(c.le for c in upper if hasattr(c, "le"))
+        # `U64` as written holds a `Field(le=...)`; rebuilt from a field whose whole annotation
+        # it is, it holds pydantic's constraints (`Le(le=...)`) themselves.
+        constraints = [c for m in meta for c in (m.metadata if isinstance(m, FieldInfo) else (m,))]
+        limit: int = next(c.le for c in constraints if hasattr(c, "le"))
         return Kind("uint", max=limit, bits=limit.bit_length()), optional
     if origin is Literal:
         return Kind("enum", values=tuple(typing.get_args(annotation))), optional
@@ -161,11 +163,13 @@ def _kind_of(annotation: Any) -> tuple[Kind, bool]:
 
 
 def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
-    hints = typing.get_type_hints(model, include_extras=True)
+    # Each field's annotation as pydantic evaluated it when the model was defined (constraints
+    # put back): `typing.get_type_hints` would compile and evaluate every annotation's text
+    # again, ~8M instructions in each run that loads a config (a test checks both agree).
     out: dict[str, FieldSpec] = {}
     for attr, info in model.model_fields.items():
         key = info.alias or attr
-        kind, optional = _kind_of(hints[attr])
+        kind, optional = _kind_of(info.rebuild_annotation())
         if info.is_required():
             presence: Presence = "required"
         elif optional or info.default is None:
