@@ -3,8 +3,10 @@
 - Models are built from typed data without `model_validate` (`fast_model.construct`): every
   model built while loading the whole corpus equals `model_validate` of the same data, with the
   same fields set and the same field order.
-- A struct whose keys are all known and distinct skips the duplicate-key pass; the typing of
-  integers on the fast path accepts only ASCII digits (rivet's `[0-9]`).
+- A struct's keys are typed as they come, without a duplicate-key pass first; a repeated, unknown
+  or non-scalar key sends the mapping to the general pass. Both give the same configs and
+  problems, and count alike against the alias budget. The typing of integers on the fast path
+  accepts only ASCII digits (rivet's `[0-9]`).
 - Each field's rivet type, read off the annotation pydantic evaluated, is the one its annotation
   as written (`typing.get_type_hints`) gives.
 """
@@ -16,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import BaseModel
 
-from rivet_ci.core import config_typing, fast_model
-from rivet_ci.core.config import STRUCTS, ExportConfig, SourceConfig
+from rivet_ci.core import config_loader, config_typing, fast_model
+from rivet_ci.core.config import STRUCTS, Config, ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.limits import U64_MAX
+from rivet_ci.core.rivet_yaml import compose
 
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "configs").glob("*/*.yaml"),
@@ -105,3 +109,85 @@ def test_known_keys_and_duplicates_still_reported_in_order() -> None:
         (10, "exports[0].parallel", "P0-duplicate-key"),
         (11, "exports[0].bogus", "T-unknown-key"),
     ]
+
+
+# Anchors expanding to ~4,700 nodes (`*d`); a file this size may expand to ~18,000.
+BOMB = ("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+        + HEAD)
+BOMB_REPEATED = BOMB + "    load: [*d, *d, *d]\n    load: [*d, *d, *d]\n"  # within it once
+BOMB_OVER = BOMB + "    load: [*d, *d, *d, *d, *d]\n"
+
+# Mappings the typing cannot take as they come: keys repeated (after a null, a failed value, a
+# section; as the last key; twice over), unknown and misplaced keys, a mapping or list as a
+# key, a repeated `source`, an alias bomb behind a repeated key, and unset placeholders.
+TRICKY = [
+    HEAD + "    parallel: ~\n    parallel: 3\n",
+    HEAD + "    parallel: 3\n    parallel: ~\n    chunk_size: x\n",
+    HEAD + "    parallel: x\n    parallel: 3\n    destination: {type: s3}\n",
+    HEAD + "    destination: {type: local}\n    mode: full\n",
+    HEAD + "    mode: full\n    mode: chunked\n    mode: nope\n",
+    HEAD + "    batch_size: 5\n    parallel: 2\n    throttle_ms: 1\n    bogus: 1\n",
+    HEAD + "    ? [a]\n    : 1\n    ? {b: c}\n    : 2\n    parallel: 2\n",
+    HEAD + "    name: orders\n    tables: [a, b]\n",
+    HEAD + "  - name: b\n    table: t\n    destination: {type: local, type: s3}\n",
+    HEAD.replace("  url_env: DATABASE_URL\n", "  url_env: A\n  url_env: B\n  port: 5432\n"),
+    HEAD + "source:\n  type: mysql\n",
+    "exports: []\nexports: []\nsource: {type: postgres, url: x}\n",
+    HEAD + "    parallel: 2\n    query: ${Q}\n    parallel: 3\n",
+    HEAD.replace("url_env: DATABASE_URL", "url: ${URL}\n  port: ${PORT}\n  port: 1"),
+    HEAD + "    load: &a [1, 2, {x: *a}]\n    load: 1\n",
+    BOMB_REPEATED,
+    BOMB_OVER,
+    HEAD + "    parallel: 2\n    \"parallel\": 3\n",
+    HEAD + "    meta_columns: {row_hash: true, row_hash: [a]}\n    meta_columns: {}\n",
+]
+
+
+class GeneralTyper(config_typing.Typer):
+    """Types every mapping the general way: its keys checked first (`Typer._again`)."""
+
+    def struct(self, node: Any, kind: config_typing.Kind, loc: config_typing.Loc, line: int,
+               depth: int, *, pairs: Any = None) -> Any:
+        if pairs is None and node is not None:
+            return self._again(node, kind, loc, depth, None)
+        return super().struct(node, kind, loc, line, depth, pairs=pairs)
+
+
+def test_keys_typed_as_they_come_equal_the_general_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [p.read_text(encoding="utf-8") for p in CORPUS] + TRICKY
+    as_they_come = [load_config_text("c.yaml", text, {"Q": "1"}) for text in texts]
+    monkeypatch.setattr(config_loader, "Typer", GeneralTyper)
+    for text, loaded in zip(texts, as_they_come, strict=True):
+        expected = load_config_text("c.yaml", text, {"Q": "1"})
+        assert loaded == expected, text
+        assert repr(loaded) == repr(expected)
+    rules = [{p.rule for p in loaded.problems} for loaded in as_they_come[len(CORPUS):]]
+    assert {"P0-duplicate-key", "T-key", "T-unknown-key", "P1b", "P0-repetition"} <= set().union(
+        *rules)
+    assert "P0-repetition" not in rules[TRICKY.index(BOMB_REPEATED)]
+    assert "P0-repetition" in rules[TRICKY.index(BOMB_OVER)]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_keys_typed_as_they_come_count_against_the_alias_budget_as_the_general_pass(
+        text: str) -> None:
+    # A repeated key is not typed, so not counted: at every budget around what the whole walk
+    # counts, both ways of typing refuse the file or type it alike.
+    def typed(typer_class: type[config_typing.Typer], budget: int) -> Any:
+        walk = config_typing.Walk(unset_names=(), budget=budget)
+        root = compose(text)
+        assert isinstance(root, yaml.MappingNode)
+        try:
+            result = typer_class(walk).struct(root, config_typing.Kind("struct", model=Config),
+                                              (), 1, 0)
+        except (config_typing.RepetitionLimitError, config_typing.TooDeepError) as exc:
+            return type(exc)
+        return result, walk
+
+    unbounded = typed(GeneralTyper, 10**9)
+    visits = unbounded[1].visits if isinstance(unbounded, tuple) else 0
+    for budget in range(max(visits - 4, 0), visits + 2):
+        assert typed(config_typing.Typer, budget) == typed(GeneralTyper, budget), budget
+
+
