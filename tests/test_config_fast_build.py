@@ -25,7 +25,7 @@ from rivet_ci.core import config_loader, config_typing, fast_model
 from rivet_ci.core.config import STRUCTS, Config, ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.limits import U64_MAX
-from rivet_ci.core.rivet_yaml import compose
+from rivet_ci.core.rivet_yaml import MAP, PLAIN, QUOTED, compose
 
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "configs").glob("*/*.yaml"),
@@ -191,3 +191,15 @@ def test_keys_typed_as_they_come_count_against_the_alias_budget_as_the_general_p
         assert typed(config_typing.Typer, budget) == typed(GeneralTyper, budget), budget
 
 
+
+
+def test_a_tag_written_in_the_text_is_never_the_composers_own() -> None:
+    # The typing tells scalars and mappings by `tag is PLAIN` / `QUOTED` / `MAP`: only the
+    # composer's `resolve` gives those objects, a tag written with the same text is another one.
+    root = compose("a: !rivet-ci/plain x\nb: !rivet-ci/quoted 'x'\nc: !rivet-ci/map {d: e}\n"
+                   "f: x\ng: 'x'\nh: {d: e}\n")
+    assert isinstance(root, yaml.MappingNode)
+    tags = [value.tag for _, value in root.value]
+    assert tags == [PLAIN, QUOTED, MAP] * 2
+    assert [tag is own for tag, own in zip(tags, [PLAIN, QUOTED, MAP] * 2, strict=True)] == [
+        False, False, False, True, True, True]
