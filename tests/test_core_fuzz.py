@@ -17,12 +17,20 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+from support.models import same
 
 from rivet_ci.core import facts_loader
 from rivet_ci.core.config import ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
-from rivet_ci.core.facts import ColumnFacts, ExportFacts, FactsFile
+from rivet_ci.core.facts import (
+    ColumnFacts,
+    ExportFacts,
+    FactsFile,
+    MeasuredRun,
+    TableFacts,
+)
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.history import RunRecord
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
@@ -198,6 +206,76 @@ def test_json_validation_is_the_decoded_result(
         assert decoded is not None and problems == []
         assert fast == decoded and fast.model_dump() == decoded.model_dump()
     assert load_facts_text("facts.json", text) == (decoded, problems)
+
+
+# Each field of the facts models given values of its JSON type and of others, within and beyond
+# its bounds (and an unknown key), for the plain facts validator.
+plain_scalars = (st.none() | st.booleans() | st.integers(-2, 2) | st.text(max_size=3)
+                 | st.sampled_from([2**63 - 1, 2**63, -(2**63) - 1, 10**30, 1.0, 2.5]))
+
+
+def plain_fields(model: type[BaseModel], **nested: st.SearchStrategy[Any]) -> Any:
+    return st.fixed_dictionaries({}, optional={
+        **{name: plain_scalars for name in model.model_fields}, **nested,
+        "unknown": plain_scalars})
+
+
+plain_entry_st = plain_fields(
+    ExportFacts,
+    warnings=st.none() | st.lists(plain_scalars, max_size=2),
+    notes=plain_scalars | st.lists(plain_scalars, max_size=2),
+    columns=plain_scalars | st.dictionaries(st.sampled_from(["k", "", "é"]),
+                                            plain_fields(ColumnFacts), max_size=2),
+    history=st.none() | st.lists(plain_fields(RunRecord), max_size=2),
+    last_success=st.none() | plain_fields(MeasuredRun),
+    table=st.none() | plain_fields(TableFacts))
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["a", "b"]), plain_entry_st, max_size=3),
+       st.none() | st.dictionaries(st.sampled_from(["p.yaml", "q.yaml"]), st.fixed_dictionaries(
+           {}, optional={"exports": st.dictionaries(st.sampled_from(["a", "d"]), plain_entry_st,
+                                                    max_size=2)}), max_size=2),
+       st.sampled_from(["2026-11-29T06:00:00Z", "2026-11-29T06:00:00.5+02:00", "2026-11-29",
+                        "1700000000", "x", 1700000000, None]),
+       st.sampled_from(["rivet-ci-facts/1", "rivet-ci-facts/2", None]))
+def test_the_plain_facts_validator_gives_what_the_models_give(
+        entries: dict[str, Any], configs: dict[str, Any] | None, captured_at: Any,
+        fmt: str | None) -> None:
+    """The plain facts validator (which spares a run building the models' validator) accepts
+    only files the models accept, and gives for them exactly what the models give: the same
+    values of the same types, the same fields set."""
+    data: dict[str, Any] = {"exports": entries}
+    for key, value in (("format", fmt), ("configs", configs), ("captured_at", captured_at)):
+        if value is not None:
+            data[key] = value
+    text = json.dumps(data)
+    try:
+        plain = facts_loader._plain_facts_validator().validate_json(text)
+    except ValidationError:
+        return
+    same(plain, FactsFile.model_validate_json(text))
+
+
+def test_the_plain_facts_validator_knows_every_field() -> None:
+    """A file giving every field of every facts model a plain value is accepted as it is."""
+    column = {"indexed": True, "min": "1", "max": "9", "range_skipped": None, "integer": True,
+              "keyset_key": False, "has_nulls": False}
+    entry = {"row_estimate": 9, "avg_row_bytes": 0, "plan_uses_index": True,
+             "max_connections": 1, "columns": {"id": column}, "verdict": "EFFICIENT",
+             "warnings": ["w"], "history": [{"status": "success", "duration_ms": 5,
+                                             "retries": 0, "run_at": "r", "total_rows": -1,
+                                             "error_message": None}],
+             "last_success": {"total_rows": 9, "run_at": "r"}, "key_span": 9,
+             "table": {"rows": 9, "integer_primary_key": "id", "unique_key": None},
+             "preflight_error": None, "notes": ["n"]}
+    assert set(column) == set(ColumnFacts.model_fields)
+    assert set(entry) == set(ExportFacts.model_fields)
+    text = json.dumps({"format": "rivet-ci-facts/1", "captured_at": "2026-11-29T06:00:00Z",
+                       "exports": {"a": entry}, "configs": {"p.yaml": {"exports": {"a": {}}}}})
+    plain = facts_loader._plain_facts_validator().validate_json(text)
+    same(plain, FactsFile.model_validate_json(text))
+    assert load_facts_text("facts.json", text) == (plain, [])
 
 
 @FUZZ

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from support.models import same
 
 from rivet_ci.adapters.files import load_config_file, load_facts_file
 from rivet_ci.core import fast_model
@@ -23,25 +24,6 @@ from rivet_ci.core.planner import FactsOrigin, plan_configs
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_planner  # noqa: E402  (the benchmark's input generator)
-
-
-def same(built: Any, expected: Any) -> None:
-    assert type(built) is type(expected)
-    if isinstance(expected, BaseModel):
-        assert built.model_fields_set == expected.model_fields_set
-        assert list(built.__dict__) == list(expected.__dict__)
-        for name, value in expected.__dict__.items():
-            same(built.__dict__[name], value)
-    elif isinstance(expected, (tuple, list)):
-        assert len(built) == len(expected)
-        for a, b in zip(built, expected, strict=True):
-            same(a, b)
-    elif isinstance(expected, dict):
-        assert list(built) == list(expected)
-        for key, value in expected.items():
-            same(built[key], value)
-    else:
-        assert built == expected
 
 
 @pytest.fixture
@@ -146,3 +128,23 @@ def test_the_shared_sets_are_bounded_per_model() -> None:
     assert list(maker.names) == [("a",)]
     assert second.__pydantic_fields_set__ is not third.__pydantic_fields_set__
     assert third.model_fields_set == {"b"} and first.model_fields_set == {"a"}
+
+
+def test_the_facts_origin_equals_model_validate(checked: dict[str, int], tmp_path: Path) -> None:
+    """`plan` records where its facts come from without validating the origin (which would
+    build its validator): with a facts file, with one that is unusable, and without."""
+    from io import StringIO
+
+    from rivet_ci.commands.context import Context
+    from rivet_ci.commands.plan import load_facts_arg
+
+    (tmp_path / "facts.json").write_text('{"format": "rivet-ci-facts/1", "captured_at": '
+                                         '"2026-11-29T06:00:00+02:00"}', encoding="utf-8")
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    ctx = Context(stdout=StringIO(), stderr=StringIO(), environ={}, cwd=tmp_path)
+    origins = [load_facts_arg(path, ctx)[2]
+               for path in (Path("facts.json"), tmp_path / "bad.json", None)]
+    assert [(o.kind, o.path) for o in origins] == [
+        ("file", "facts.json"), ("file", (tmp_path / "bad.json").as_posix()), ("none", None)]
+    assert origins[0].captured_at is not None and origins[1].captured_at is None
+    assert checked["FactsOrigin"] == 3

@@ -2,7 +2,9 @@
 
 Building a pydantic model's validator and serializer at class creation cost ~10 % of importing
 the `plan` command, for ~60 models a plan run never validates. Every model therefore defers it,
-and a `plan` run builds only what validates untrusted input: the facts file's models.
+and a `plan` run builds only what validates untrusted input: the facts file's models, and those
+only for a file the plain facts validator (`rivet_ci.core.facts_loader`) leaves to them — a
+JSON file as `rivet-ci facts` writes it builds none, nor loads pydantic's plugin machinery.
 
 The process entry point also drops `BaseModel.__getattr__` (`rivet_ci.cli.runtime`), which
 only serves private attributes and extra fields: no model may have either.
@@ -24,10 +26,9 @@ import rivet_ci
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The models a `plan --facts` run validates: the facts file's (untrusted input), and the
-# facts origin it records.
+# The models a `plan --facts` run may validate: the facts file's (untrusted input).
 FACTS_MODELS = {"FactsFile", "ConfigFacts", "ExportFacts", "ColumnFacts", "TableFacts",
-                "MeasuredRun", "RunRecord", "FactsOrigin"}
+                "MeasuredRun", "RunRecord"}
 
 PROBE = """
 import contextlib, io, json, sys
@@ -44,7 +45,8 @@ def subclasses(cls):
 built = sorted({m.__name__ for m in subclasses(BaseModel)
                 if m.__module__.startswith("rivet_ci.") and m.__pydantic_complete__})
 print(json.dumps({"code": code, "built": built,
-                  "attribute_hook": "__getattr__" in vars(BaseModel)}))
+                  "attribute_hook": "__getattr__" in vars(BaseModel),
+                  "plugins": "pydantic.plugin._loader" in sys.modules}))
 """
 
 
@@ -78,9 +80,27 @@ def test_a_plan_run_builds_only_the_facts_models(tmp_path: Path) -> None:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["code"] == 0
     built = set(result["built"])
-    assert "FactsFile" in built  # the facts file was validated
+    assert "FactsFile" in built  # the facts file (YAML) was validated by its models
     assert built <= FACTS_MODELS, sorted(built - FACTS_MODELS)
     assert result["attribute_hook"] is False  # `main` dropped it for the run
+
+
+def test_a_plan_run_on_json_facts_builds_no_validator(tmp_path: Path) -> None:
+    """The facts as `rivet-ci facts` writes them (JSON, every value of its field's type) are
+    validated by the plain facts validator: no model's validator is built, and pydantic's
+    plugin machinery (`importlib.metadata`) is never loaded."""
+    import yaml
+
+    facts = yaml.safe_load((REPO / "examples" / "facts.yaml").read_text(encoding="utf-8"))
+    (tmp_path / "facts.json").write_text(json.dumps(facts), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "plan", str(REPO / "examples" / "pipelines"), "--facts",
+         str(tmp_path / "facts.json"), "--format", "json", "--output", str(tmp_path / "plan.json")],
+        cwd=REPO, check=True, capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert result["built"] == []
+    assert result["plugins"] is False
 
 
 def test_no_model_needs_pydantics_attribute_hook() -> None:

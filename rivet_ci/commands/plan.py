@@ -85,14 +85,17 @@ def load_facts_arg(path: Path | None, ctx: Context, *, strict: bool = False,
                    ) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
     """The facts file; with `strict` (diff, action), one that cannot be read or parsed at all
     is a `UsageError`: a gate must not judge a pull request on facts it could not read."""
+    # The origin is built from values of its fields' types (`fast_model.construct`): validating
+    # it would build its validator, the only one a `plan` run would build besides the facts
+    # models' (which a plain facts file does without), and load pydantic's plugin machinery.
     if path is None:
-        return None, [], FactsOrigin(kind="none")
+        return None, [], construct(FactsOrigin, {"kind": "none"})
     facts, problems = load_facts_file(path if path.is_absolute() else ctx.cwd / path,
                                       root=ctx.cwd)
     if strict and facts is None:
         raise_facts_error(problems)
-    origin = FactsOrigin(kind="file", path=path.as_posix(),
-                         captured_at=facts.captured_at if facts else None)
+    origin = construct(FactsOrigin, {"kind": "file", "path": path.as_posix(),
+                                     "captured_at": facts.captured_at if facts else None})
     return facts, problems, origin
 
 
