@@ -138,9 +138,9 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
         document_chunks,
         document_head,
         empty_summary,
+        streamed_memo,
     )
     from rivet_ci.core.planner import plan_config
-    from rivet_ci.core.rivet_artifact import ResolvedPlanMemo
     from rivet_ci.output.redaction import redactor_for
     from rivet_ci.output.sink import RedactingStream, write_chunks
 
@@ -164,7 +164,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
             lap("discovery")
             facts, problems, origin = load_facts_arg(Path(facts_path.name), ctx)
             lap("facts")
-            memo, summary, sizes = ResolvedPlanMemo(), empty_summary(), []
+            memo, summary, sizes = streamed_memo(), empty_summary(), []
             with tempfile.TemporaryFile() as spool:
                 for path in paths:
                     loaded = load_config_file(path, root=resolver, environ={})

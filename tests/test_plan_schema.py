@@ -150,6 +150,19 @@ def test_the_streamed_document_is_the_same_bytes_in_line_ending_chunks(
     assert json.loads(with_extra) == {**json.loads(whole), **extra}
 
 
+def test_the_streamed_memo_writes_shared_blocks_only_where_it_knows_their_place() -> None:
+    """`streamed_memo` gives the blocks exports share as text indented for their place in
+    `config_chunks`' output; a config built as data (`config_json`) refuses it."""
+    from rivet_ci.core.document import config_chunks, config_json, streamed_memo
+
+    plan = example_plan()
+    for config in plan.configs:
+        placed = b"".join(config_chunks(config, day="2026-11-29", memo=streamed_memo()))
+        assert json.loads(placed) == json.loads(dump_json(config_json(config, day="2026-11-29")))
+    with pytest.raises(ValueError, match="streamed document's memo"):
+        config_json(plan.configs[0], day="2026-11-29", memo=streamed_memo())
+
+
 # -- reading a plan back -------------------------------------------------------------------------
 
 

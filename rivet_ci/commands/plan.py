@@ -36,6 +36,7 @@ from rivet_ci.core.document import (
     dump_json,
     empty_summary,
     plan_document_chunks,
+    streamed_memo,
 )
 from rivet_ci.core.facts import FactsFile
 from rivet_ci.core.fast_model import construct
@@ -49,7 +50,7 @@ from rivet_ci.core.planner import (
 )
 from rivet_ci.core.pretty import NO_FACTS_NOTE, plural, problem_lines, render_pretty
 from rivet_ci.core.problems import Problem
-from rivet_ci.core.rivet_artifact import ResolvedPlanMemo, rivet_document
+from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks, write_output
@@ -238,7 +239,7 @@ def run_streamed(args: argparse.Namespace, ctx: Context, started: float) -> int:
     exists = path_checker(args, ctx.cwd)
     only = frozenset(args.exports) if args.exports else None
     generated_at = ctx.timestamp()
-    memo = ResolvedPlanMemo()
+    memo = streamed_memo()
     summary = empty_summary()
     config_problems: list[Problem] = []
     known: set[str] = set()

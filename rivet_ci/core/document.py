@@ -137,6 +137,8 @@ def problem_json(problem: Problem) -> ProblemJSON:
 
 def config_json(config: ConfigPlan, *, day: str = "",
                 memo: ResolvedPlanMemo | None = None) -> ConfigJSON:
+    if memo is not None and memo.place is not None:
+        raise ValueError("a streamed document's memo gives blocks as text for their place")
     document = _config_parts(config, day=day, memo=memo or ResolvedPlanMemo())
     document["exports"] = list(document["exports"])
     return document
@@ -145,6 +147,8 @@ def config_json(config: ConfigPlan, *, day: str = "",
 def _config_parts(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> ConfigJSON:
     """`config_json` with `exports` still a generator (the caller lists or streams it)."""
     shared_source = source_block(config.source)
+    if memo.place is not None:
+        shared_source = memo.place(shared_source)
     exports = (export_json(e, config.campaign if i == 0 else None, source=config.source,
                            source_json=shared_source, day=day, memo=memo)
                for i, e in enumerate(config.exports))
@@ -221,7 +225,7 @@ def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
     `CHUNK_BYTES` that each end with a line break: byte for byte what `dump_json` writes for the
     whole document, but each export's dict is built, serialised and dropped in turn, so
     memory does not grow with the plan."""
-    memo = ResolvedPlanMemo()
+    memo = streamed_memo()
     day = generated_at[:10]
     head = _document_head(plan, generated_at=generated_at, version=version)
     return document_chunks(head, (config_chunks(c, day=day, memo=memo) for c in plan.configs),
@@ -231,8 +235,29 @@ def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
 def config_chunks(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> Iterator[bytes]:
     """One entry of `configs`, serialised as it appears in the document (indented for its
     place), export by export, in blocks that end with a line break but the last — so each
-    block can be redacted on its own before it is kept anywhere."""
-    return _line_blocks(_emit(_streamed_config(config, day=day, memo=memo), 2))
+    block can be redacted on its own before it is kept anywhere. `memo`: the document's
+    `streamed_memo()` (a plain memo gives the same text, more slowly)."""
+    return _line_blocks(_emit(_streamed_config(config, day=day, memo=memo), _CONFIG_DEPTH))
+
+
+# `config_chunks` writes a config 2 levels deep (document, `configs`); an export's
+# `resolved_plan` values sit 4 levels further (`exports`, the export, `resolved_plan`, the key).
+_CONFIG_DEPTH = 2
+_RESOLVED_PLAN_VALUE_DEPTH = _CONFIG_DEPTH + 4
+
+
+def streamed_memo() -> ResolvedPlanMemo:
+    """The `ResolvedPlanMemo` of a document written by `config_chunks`: the blocks every export
+    of a config, or of a repository, shares (`source`, the resolved `tuning`, most
+    `destination`s: ~45 of an export's ~130 values) are serialised once, for their place in
+    the document, and orjson copies their text into each export (`orjson.Fragment`) instead of
+    serialising them again — measured on the document of 1,000 exports, ~10 M of its ~112 M
+    instructions."""
+    return ResolvedPlanMemo(place=_placed_block)
+
+
+def _placed_block(block: Any) -> orjson.Fragment:
+    return orjson.Fragment(bytes(_indented(block, _RESOLVED_PLAN_VALUE_DEPTH)))
 
 
 def document_chunks(head: PlanDocumentJSON, configs: Iterable[Iterable[bytes]], *,

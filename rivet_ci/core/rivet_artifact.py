@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -225,12 +225,19 @@ class ResolvedPlanMemo:
     resolved tuning per (source, export tuning) pair, and the `destination` block per distinct
     destination section that names no `{date}`/`{export}`/`{table}` placeholder (keyed by its
     field values: most exports of a repository write to one of a few destinations). The same
-    dict object then stands for every export that resolves to it (the JSON text repeats it;
-    nothing mutates it)."""
+    object then stands for every export that resolves to it (the JSON text repeats it; nothing
+    mutates it).
 
-    def __init__(self) -> None:
-        self.tuning: dict[tuple[int, int], tuple[tuple[Any, Any], ResolvedTuningJSON, str]] = {}
-        self.destination: dict[tuple[Any, ...], DestinationJSON | None] = {}
+    `place` gives what stands for such a shared block in the plans returned (by default the
+    block itself): the streamed document (`document.streamed_memo`) gives the block's JSON text,
+    serialised once for its place in the document instead of once per export."""
+
+    def __init__(self, place: Callable[[Any], Any] | None = None) -> None:
+        self.place = place
+        # (id(source), id(export tuning)) -> (source, export tuning), tuning, placed, label
+        self.tuning: dict[tuple[int, int],
+                          tuple[tuple[Any, Any], ResolvedTuningJSON, Any, str]] = {}
+        self.destination: dict[tuple[Any, ...], Any] = {}  # placed; None: names a placeholder
 
 
 def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Signals, *,
@@ -243,14 +250,16 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     export_tuning = f.get("tuning")
     if memo is None:
         tuning, label = resolved_tuning(export, source)
+        placed_tuning: Any = tuning
     else:
         pair = (id(source), id(export_tuning))
         hit = memo.tuning.get(pair)
         if hit is None:  # the pair is kept in the memo, so neither id is reused meanwhile
             tuning, label = resolved_tuning(export, source)
-            memo.tuning[pair] = ((source, export_tuning), tuning, label)
+            placed_tuning = tuning if memo.place is None else memo.place(tuning)
+            memo.tuning[pair] = ((source, export_tuning), tuning, placed_tuning, label)
         else:
-            _, tuning, label = hit
+            _, tuning, placed_tuning, label = hit
     compression: Compression = f.get("compression") or "zstd"
     level = f.get("compression_level")
     profile = f.get("compression_profile")
@@ -258,14 +267,18 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         compression, level = _COMPRESSION_PROFILES[str(profile)]
     configured = f.get("destination")
     name = f["name"]
-    dest: DestinationJSON | None = None
+    dest: Any = None
     if memo is not None and type(configured) is DestinationConfig:
         # A destination model's field values, in declaration order, identify its block.
         key = tuple(configured.__dict__.values())
         dest = memo.destination.get(key, _UNSEEN)  # None: it names a placeholder (per export)
         if dest is _UNSEEN:
-            dest = _destination(_fields(configured), name, day)
-            memo.destination[key] = None if _names_placeholder(key) else dest
+            dest = None
+            if not _names_placeholder(key):
+                dest = _destination(_fields(configured), name, day)
+                if memo.place is not None:
+                    dest = memo.place(dest)
+            memo.destination[key] = dest
     if dest is None:
         dest = _destination(_fields(configured), name, day)
     meta = _fields(f.get("meta_columns"))
@@ -294,7 +307,7 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
             "null_ratio_max": _plain(_get(quality, "null_ratio_max") or {}),
             "unique_columns": _plain(_get(quality, "unique_columns") or []),
             "unique_max_entries": _get(quality, "unique_max_entries")},
-        "tuning": tuning,
+        "tuning": placed_tuning,
         "tuning_profile_label": label,
         "validate": False,
         "reconcile": False,
