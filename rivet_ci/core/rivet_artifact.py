@@ -132,11 +132,9 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None,
     return cast("ResolvedTuningJSON", ordered), label
 
 
-def _strategy(export: ExportConfig, signals: Signals, tuning: Mapping[str, Any],
+def _strategy(f: Mapping[str, Any], s: Mapping[str, Any], tuning: Mapping[str, Any],
               source: SourceConfig | None = None) -> Any:
-    # Field values from the models' `__dict__` (see `_fields`).
-    f = _fields(export)
-    s = signals.__dict__
+    """`resolved_plan.strategy` from the export's and its signals' field values (`__dict__`)."""
     kind = s["resolved_strategy"]
     if kind == "incremental":
         return {"Incremental": {
@@ -237,7 +235,34 @@ class ResolvedPlanMemo:
         # (id(source), id(export tuning)) -> (source, export tuning), tuning, placed, label
         self.tuning: dict[tuple[int, int],
                           tuple[tuple[Any, Any], ResolvedTuningJSON, Any, str]] = {}
-        self.destination: dict[tuple[Any, ...], Any] = {}  # placed; None: names a placeholder
+        # A destination section's field values -> its block, placed (None: it names a
+        # placeholder, so its block is the export's own).
+        self.destination: dict[tuple[Any, ...], Any] = {}
+        # id(section) -> (section, the same): exports of a config often share one section
+        # object, found without building and hashing its values (the section is kept, so
+        # its id is not reused meanwhile).
+        self.destination_of: dict[int, tuple[Any, Any]] = {}
+
+    def placed_destination(self, configured: Any, name: str, day: str) -> Any:
+        """The shared `destination` block of a destination section, placed; None when the
+        section is not a model or names a placeholder (the caller builds the export's own)."""
+        known = self.destination_of.get(id(configured))
+        if known is not None:
+            return known[1]
+        if type(configured) is not DestinationConfig:
+            return None
+        # A destination model's field values, in declaration order, identify its block.
+        key = tuple(configured.__dict__.values())
+        dest = self.destination.get(key, _UNSEEN)
+        if dest is _UNSEEN:
+            dest = None
+            if not _names_placeholder(key):
+                dest = _destination(configured.__dict__, name, day)
+                if self.place is not None:
+                    dest = self.place(dest)
+            self.destination[key] = dest
+        self.destination_of[id(configured)] = (configured, dest)
+        return dest
 
 
 def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Signals, *,
@@ -246,8 +271,9 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     """rivet's `ResolvedRunPlan` (§10.3), keys in rivet's order. `source_json` is
     `source_block(source)` when the caller built it once for the whole config; `memo` shares
     the resolved tuning between the exports of one document."""
-    f = _fields(export)
-    export_tuning = f.get("tuning")
+    # Field values from the model's `__dict__` (every field is there; see `_fields`).
+    f = export.__dict__
+    export_tuning = f["tuning"]
     if memo is None:
         tuning, label = resolved_tuning(export, source)
         placed_tuning: Any = tuning
@@ -260,44 +286,33 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
             memo.tuning[pair] = ((source, export_tuning), tuning, placed_tuning, label)
         else:
             _, tuning, placed_tuning, label = hit
-    compression: Compression = f.get("compression") or "zstd"
-    level = f.get("compression_level")
-    profile = f.get("compression_profile")
+    compression: Compression = f["compression"] or "zstd"
+    level = f["compression_level"]
+    profile = f["compression_profile"]
     if profile is not None:
         compression, level = _COMPRESSION_PROFILES[str(profile)]
-    configured = f.get("destination")
     name = f["name"]
-    dest: Any = None
-    if memo is not None and type(configured) is DestinationConfig:
-        # A destination model's field values, in declaration order, identify its block.
-        key = tuple(configured.__dict__.values())
-        dest = memo.destination.get(key, _UNSEEN)  # None: it names a placeholder (per export)
-        if dest is _UNSEEN:
-            dest = None
-            if not _names_placeholder(key):
-                dest = _destination(_fields(configured), name, day)
-                if memo.place is not None:
-                    dest = memo.place(dest)
-            memo.destination[key] = dest
+    dest = None if memo is None else memo.placed_destination(f["destination"], name, day)
     if dest is None:
-        dest = _destination(_fields(configured), name, day)
-    meta = _fields(f.get("meta_columns"))
+        dest = _destination(_fields(f["destination"]), name, day)
+    meta = _fields(f["meta_columns"])
     row_hash = meta.get("row_hash")
-    quality = f.get("quality")
-    parquet = f.get("parquet")
-    columns = f.get("columns")
-    factor = f.get("shape_drift_warn_factor")
+    quality = f["quality"]
+    parquet = f["parquet"]
+    columns = f["columns"]
+    factor = f["shape_drift_warn_factor"]
+    size = f["max_file_size"]
     return {
         "export_name": name,
         "source_table": f["table"],
         "base_query": export.effective_query,
         "is_split_unit": False,
-        "strategy": _strategy(export, signals, tuning, source),
-        "format": f.get("format") or "parquet",
+        "strategy": _strategy(f, signals.__dict__, tuning, source),
+        "format": f["format"] or "parquet",
         "compression": compression,
         "compression_level": level,
-        "max_file_size_bytes": resolved_plan_max_file_size(f.get("max_file_size")),
-        "skip_empty": bool(f.get("skip_empty")),
+        "max_file_size_bytes": None if size is None else resolved_plan_max_file_size(size),
+        "skip_empty": bool(f["skip_empty"]),
         "meta_columns": {"exported_at": bool(meta.get("exported_at")),
                          "row_hash": _plain(row_hash) if row_hash is not None else False},
         "destination": dest,
@@ -312,11 +327,11 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "validate": False,
         "reconcile": False,
         "resume": False,
-        "verify": f.get("verify") or "size",
+        "verify": f["verify"] or "size",
         "source": source_block(source) if source_json is None else source_json,
         "column_overrides": ({str(k): _column_type(v) for k, v in _plain(columns).items()}
                              if columns else {}),
-        "schema_drift_policy": f.get("on_schema_drift") or "warn",
+        "schema_drift_policy": f["on_schema_drift"] or "warn",
         "shape_drift_warn_factor": float(factor) if factor is not None else 2.0,
         "parquet": None if parquet is None else cast("ParquetJSON", {
             key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
