@@ -72,3 +72,27 @@ def test_a_mistyped_command_is_a_usage_error_listing_the_choices() -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "invalid choice: 'plna'" in done.stderr and "'plan'" in done.stderr
+
+
+def test_a_run_without_secrets_does_not_load_the_html_escapes(tmp_path: Path) -> None:
+    """The redactor spells each secret in every form an output may carry, HTML-escaped among
+    them; with no secret to mask, `html` (its entity tables: ~8 M instructions of start-up) is
+    not imported."""
+    import os
+
+    from rivet_ci.output.redaction import ADD_MASK_INPUT, is_secret_name
+
+    env = {k: v for k, v in os.environ.items() if not is_secret_name(k) and k != ADD_MASK_INPUT}
+    program = ("import contextlib, io, sys\nfrom rivet_ci.cli import main\n"
+               "with contextlib.redirect_stdout(io.StringIO()):\n"
+               "    code = main(sys.argv[1:])\n"
+               "print(code, 'html' in sys.modules)\n")
+    argv = ["plan", "examples/pipelines", "--facts", "examples/facts.yaml", "--format", "json",
+            "--output", str(tmp_path / "plan.json")]
+    done = subprocess.run([sys.executable, "-c", program, *argv], cwd=REPO, env=env, check=True,
+                          capture_output=True, text=True)
+    assert done.stdout.split() == ["0", "False"]
+    env["RIVET_TEST_PASSWORD"] = "a-secret-to-mask"
+    done = subprocess.run([sys.executable, "-c", program, *argv], cwd=REPO, env=env, check=True,
+                          capture_output=True, text=True)
+    assert done.stdout.split() == ["0", "True"]

@@ -25,7 +25,6 @@ twice in a row (plan.json to a file and to stdout) is scanned once.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import string
@@ -96,6 +95,10 @@ def _utf8(text: str) -> bytes:
 
 def secret_forms(secret: str) -> set[str]:
     """Every spelling of `secret` an output of rivet-ci may carry (see the module docstring)."""
+    # Imported here, when there is a secret: `html` (its entity tables) is ~8 M instructions
+    # of every run's start-up, and nothing else a run without secrets does needs it.
+    import html
+
     base = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), unquote(secret)}
     forms = set(base)
     for value in base:
