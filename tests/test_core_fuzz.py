@@ -33,6 +33,7 @@ from rivet_ci.core.facts import (
 )
 from rivet_ci.core.facts_loader import load_facts_text
 from rivet_ci.core.history import RunRecord
+from rivet_ci.core.plain_schema import plain_validator
 from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
 from rivet_ci.core.problems import Problem
 from rivet_ci.core.resolve import PlanRefusedError
@@ -231,6 +232,19 @@ plain_entry_st = plain_fields(
     table=st.none() | plain_fields(TableFacts))
 
 
+# Built at collection, before any test validates facts with the models: pydantic-core reuses a
+# model's own validator, once built, for any schema naming it (rivet_ci.core.plain_schema), and
+# the comparisons below would then hold trivially. The first test checks it did not happen.
+PLAIN_FACTS = plain_validator(FactsFile)
+
+
+def test_the_plain_facts_validator_under_test_is_its_own() -> None:
+    text = json.dumps({"format": "rivet-ci-facts/1", "exports": {"a": {"row_estimate": "3"}}})
+    assert FactsFile.model_validate_json(text).exports["a"].row_estimate == 3
+    with pytest.raises(ValidationError):
+        PLAIN_FACTS.validate_json(text)
+
+
 @FUZZ
 @given(st.dictionaries(st.sampled_from(["a", "b"]), plain_entry_st, max_size=3),
        st.none() | st.dictionaries(st.sampled_from(["p.yaml", "q.yaml"]), st.fixed_dictionaries(
@@ -251,7 +265,7 @@ def test_the_plain_facts_validator_gives_what_the_models_give(
             data[key] = value
     text = json.dumps(data)
     try:
-        plain = facts_loader._plain_facts_validator().validate_json(text)
+        plain = PLAIN_FACTS.validate_json(text)
     except ValidationError:
         return
     same(plain, FactsFile.model_validate_json(text))
@@ -273,7 +287,7 @@ def test_the_plain_facts_validator_knows_every_field() -> None:
     assert set(entry) == set(ExportFacts.model_fields)
     text = json.dumps({"format": "rivet-ci-facts/1", "captured_at": "2026-11-29T06:00:00Z",
                        "exports": {"a": entry}, "configs": {"p.yaml": {"exports": {"a": {}}}}})
-    plain = facts_loader._plain_facts_validator().validate_json(text)
+    plain = PLAIN_FACTS.validate_json(text)
     same(plain, FactsFile.model_validate_json(text))
     assert load_facts_text("facts.json", text) == (plain, [])
 

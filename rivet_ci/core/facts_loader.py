@@ -12,22 +12,12 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import CoreSchema, SchemaValidator
-from pydantic_core import core_schema as cs
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 
-from rivet_ci.core.facts import (
-    FACTS_FORMAT,
-    ColumnFacts,
-    ConfigFacts,
-    ExportFacts,
-    FactsFile,
-    MeasuredRun,
-    TableFacts,
-)
-from rivet_ci.core.history import RunRecord
-from rivet_ci.core.limits import I64_MAX
+from rivet_ci.core.facts import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.core.patterns import did_you_mean
+from rivet_ci.core.plain_schema import plain_validator
 from rivet_ci.core.problems import Problem, field_path
 from rivet_ci.core.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, parse_yaml
 
@@ -155,73 +145,12 @@ def _validated_json(text: str) -> FactsFile | None:
         return None
 
 
-# --- the plain facts validator -----------------------------------------------------------------
-#
-# Validating with the models means building their validator first (pydantic generates it from
-# the classes on first use), and with it loading pydantic's plugin machinery
-# (`importlib.metadata`, `email`, ...): ~100 M instructions, ~20 ms, on every run, when
-# validating the facts of 1,000 exports takes ~35 M. Nothing else in a `plan` run builds a
-# validator. This is the models' schema written for pydantic-core directly (built in ~6 M),
-# strict: each value of its field's own JSON type — strings, integers within the field's
-# bounds, booleans, null where the field allows it — values the models keep as they are, so it
-# gives what they give (`captured_at` is converted as the model converts it). Anything else
-# (`min: 1`, which `ColumnFacts` renders as "1"; `rows: 1.0`) it refuses, and the models
-# judge it. 1,000 exports: 1,446 M -> 1,360 M instructions for the whole `plan` run.
-
-
-def _strict_model(model: type[BaseModel], fields: dict[str, CoreSchema]) -> CoreSchema:
-    """`model` built from `fields` (every field of the model: a KeyError names a new one),
-    in the model's order, each with the model's default; unknown keys refused."""
-    schema: dict[str, cs.ModelField] = {}
-    for name, info in model.model_fields.items():
-        field = fields[name]
-        if info.default_factory is not None:
-            field = cs.with_default_schema(field, default_factory=info.default_factory)
-        elif not info.is_required():
-            field = cs.with_default_schema(field, default=info.default)
-        schema[name] = cs.model_field(field)
-    return cs.model_schema(model, cs.model_fields_schema(schema, extra_behavior="forbid"),
-                           frozen=True)
-
-
 @functools.cache
 def _plain_facts_validator() -> SchemaValidator:
-    text = cs.str_schema(strict=True)
-    flag = cs.nullable_schema(cs.bool_schema(strict=True))
-    count = cs.int_schema(strict=True, ge=0, le=I64_MAX)
-    optional_count = cs.nullable_schema(count)
-    optional_text = cs.nullable_schema(text)
-    texts = cs.list_schema(text, strict=True)
-    column = _strict_model(ColumnFacts, {
-        # `ColumnFacts` renders a number or a date given for min/max as a string: a string, the
-        # only value accepted here, it keeps as it is.
-        "indexed": flag, "min": optional_text, "max": optional_text,
-        "range_skipped": optional_text, "integer": flag, "keyset_key": flag, "has_nulls": flag})
-    run = _strict_model(RunRecord, {
-        "status": text, "duration_ms": optional_count, "retries": optional_count,
-        "run_at": optional_text, "total_rows": cs.nullable_schema(cs.int_schema(strict=True)),
-        "error_message": optional_text})
-    export = _strict_model(ExportFacts, {
-        "row_estimate": optional_count, "avg_row_bytes": optional_count,
-        "plan_uses_index": flag,
-        "max_connections": cs.nullable_schema(cs.int_schema(strict=True, ge=1, le=I64_MAX)),
-        "columns": cs.dict_schema(text, column, strict=True), "verdict": optional_text,
-        "warnings": cs.nullable_schema(texts),
-        "history": cs.nullable_schema(cs.list_schema(run, strict=True)),
-        "last_success": cs.nullable_schema(_strict_model(MeasuredRun, {
-            "total_rows": count, "run_at": text})),
-        "key_span": optional_count,
-        "table": cs.nullable_schema(_strict_model(TableFacts, {
-            "rows": optional_count, "integer_primary_key": optional_text,
-            "unique_key": optional_text})),
-        "preflight_error": optional_text, "notes": texts})
-    exports = cs.dict_schema(text, export, strict=True)
-    return SchemaValidator(_strict_model(FactsFile, {
-        "format": cs.literal_schema([FACTS_FORMAT]),
-        "captured_at": cs.nullable_schema(cs.datetime_schema()),  # the model's conversion
-        "exports": exports,
-        "configs": cs.dict_schema(text, _strict_model(ConfigFacts, {"exports": exports}),
-                                  strict=True)}))
+    """`FactsFile`'s fields as a validator of plain values (`rivet_ci.core.plain_schema`):
+    built in ~6M instructions, where the models' own validator and pydantic's plugin loader
+    take ~100M on every run (1,000 exports: 1,446M -> 1,360M for the whole `plan` run)."""
+    return plain_validator(FactsFile)
 
 
 def _valid_entries(raw: Any, loc: Loc, report: Any) -> dict[str, ExportFacts]:
