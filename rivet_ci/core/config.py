@@ -9,8 +9,9 @@ Attribute names are the YAML keys, except `MongoConfig.json_format` (`json` woul
 pydantic's own method), which is aliased back to `json`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would then evaluate each of the 129
+# field annotations from its text (a `compile` per field) when the classes are created, on
+# every run; written as objects they cost nothing more (import: 538M -> 529M instructions).
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
