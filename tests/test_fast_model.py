@@ -28,7 +28,7 @@ import bench_planner  # noqa: E402  (the benchmark's input generator)
 
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    real = fast_model.Maker.make
+    real, real_full = fast_model.Maker.make, fast_model.Maker.make_full
     counts: dict[str, int] = {}
 
     def make(self: fast_model.Maker[Any], data: dict[str, Any]) -> Any:
@@ -37,7 +37,16 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts[self.model.__name__] = counts.get(self.model.__name__, 0) + 1
         return built
 
+    def make_full(self: fast_model.Maker[Any], values: dict[str, Any]) -> Any:
+        expected = self.model.model_validate(values)  # before `values` becomes the instance's
+        built = real_full(self, values)
+        same(built, expected)  # every field given, in declaration order
+        assert built.model_fields_set == set(self.model.model_fields)
+        counts[self.model.__name__] = counts.get(self.model.__name__, 0) + 1
+        return built
+
     monkeypatch.setattr(fast_model.Maker, "make", make)
+    monkeypatch.setattr(fast_model.Maker, "make_full", make_full)
     return counts
 
 
@@ -49,8 +58,8 @@ def test_planner_models_equal_model_validate(checked: dict[str, int], tmp_path: 
     facts, problems = load_facts_file(facts_path, root=tmp_path)
     plan = plan_configs(loaded, facts, FactsOrigin(kind="file", path="facts.yaml"), problems)
     assert len(plan.exports) > 240
-    assert {"Signals", "Reason", "ExportRecommendation", "PlannedExport", "ExportConfig",
-            "DestinationConfig"} <= set(checked)
+    assert {"Signals", "Reason", "ExportRecommendation", "PlannedExport", "HistorySummary",
+            "Campaign", "Wave", "ConfigPlan", "ExportConfig", "DestinationConfig"} <= set(checked)
 
 
 def test_config_corpus_models_equal_model_validate(checked: dict[str, int]) -> None:
@@ -94,6 +103,26 @@ def test_frozen_instances_given_the_same_names_share_one_set_of_them() -> None:
     with pytest.raises(ValueError):  # frozen: pydantic refuses before touching the set
         only_kind.message = "z"  # type: ignore[misc]
     assert only_kind.model_fields_set == {"kind"}
+
+
+def test_make_full_takes_every_field_in_declaration_order() -> None:
+    """`make_full`: the given dict becomes the instance's values, every field counted as set;
+    frozen instances share that set, a mutable model's instances each have their own."""
+    from rivet_ci.core.recommendation import Reason
+
+    make_full = fast_model.maker(Reason).make_full
+    values = {"kind": "a", "message": "m"}
+    first, second = make_full(values), make_full({"kind": "b", "message": "n"})
+    assert first == Reason(kind="a", message="m") and first.__dict__ is values
+    assert first.model_fields_set == {"kind", "message"}
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+
+    class Mutable(BaseModel):
+        a: int = 0
+
+    mutable = fast_model.maker(Mutable).make_full
+    one, two = mutable({"a": 1}), mutable({"a": 2})
+    assert one.__pydantic_fields_set__ is not two.__pydantic_fields_set__
 
 
 def test_instances_of_a_mutable_model_never_share_their_set() -> None:

@@ -82,8 +82,8 @@ def source_group_warning(group: str, members: Sequence[ExportRecommendation]) ->
 
 
 def isolation_reason(group: str) -> Reason:
-    return _REASON.make({"kind": "shared_source_heavy_conflict",
-                         "message": SHARED_SOURCE_MESSAGE.format(group=group)})
+    return _REASON.make_full({"kind": "shared_source_heavy_conflict",
+                              "message": SHARED_SOURCE_MESSAGE.format(group=group)})
 
 
 def build_campaign(
@@ -119,9 +119,9 @@ def build_campaign(
     warnings = sorted(
         w for g, members in groups.items() if (w := source_group_warning(g, members)) is not None
     )
-    campaign = _CAMPAIGN.make({
+    campaign = _CAMPAIGN.make_full({
         "ordered_exports": tuple(r.export_name for r in ordered),
-        "waves": tuple(_WAVE.make({"wave": n, "exports": tuple(names)})
+        "waves": tuple(_WAVE.make_full({"wave": n, "exports": tuple(names)})
                        for n, names in sorted(waves.items())),
         "source_group_warnings": tuple(warnings),
     })

@@ -61,7 +61,7 @@ def summarize_history(newest_first: Sequence[RunRecord]) -> HistorySummary | Non
             break
     if not runs:
         return None
-    return _SUMMARY.make({
+    return _SUMMARY.make_full({
         "runs": runs, "last_failed": last_failed, "retries_per_run": retries / runs,
         "mean_duration_ms": total_ms // timed if timed else None,
     })

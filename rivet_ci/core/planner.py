@@ -143,10 +143,10 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         recommendations, campaign = build_campaign(recommendations)
         for fields, recommendation in zip(planned, recommendations, strict=True):
             fields["recommendation"] = recommendation
-    return _CONFIG_PLAN.make({
+    return _CONFIG_PLAN.make_full({
         "path": path, "source_type": source_type,
         "source_environment": source.environment if source else None,
-        "source": source, "exports": tuple(map(_PLANNED_EXPORT.make, planned)),
+        "source": source, "exports": tuple(map(_PLANNED_EXPORT.make_full, planned)),
         "campaign": campaign, "problems": (*loaded.problems, *refusals),
     })
 

@@ -39,8 +39,8 @@ class ScoreRule(NamedTuple):
         """What this row adds, its message (if any) filled in with `values`."""
         if self.kind is None or self.message is None:
             return self.delta, None
-        return self.delta, _REASON.make({"kind": self.kind,
-                                         "message": self.message.format_map(values)})
+        return self.delta, _REASON.make_full({"kind": self.kind,
+                                              "message": self.message.format_map(values)})
 
 
 # What one rule adds: a delta and, when it explains something, a reason.
@@ -246,11 +246,11 @@ def recommend_export(
                 reasons.append(reason)
         score += max(history_total, -HISTORY_PENALTY_CAP)
     score = min(max(score, 0), 100)
-    return _RECOMMENDATION.make({
+    return _RECOMMENDATION.make_full({
         "export_name": export_name, "source_group": source_group, "priority_score": score,
         "priority_class": priority_class(score), "cost_class": _cost_class(rows, windows),
         "risk_class": risk, "recommended_wave": recommended_wave(score),
-        "reasons": tuple(reasons),
+        "isolate_on_source": False, "reasons": tuple(reasons),
     })
 
 

@@ -105,26 +105,31 @@ def derive_signals(
         raise PlanRefusedError(rejected[1], rejected[0])
     detection = (detect_chunks(export, resolution, facts, source_type=source_type)
                  if resolved == "chunked" else NOTHING_DETECTED)
-    # The fields every export has; each branch below adds its own and builds the model.
-    values = {
-        "strategy": _PRIORITIZATION_KIND[resolved], "freshness": freshness,
-        "reconcile_required": export.reconcile_required,
-        "resolved_strategy": resolved, "chunk_column": resolution.column,
-        "chunk_size": resolution.chunk_size or None,
-        "notes": (*resolution.notes, *detection.notes) if detection.notes else resolution.notes,
-        "chunk_count": detection.windows if detection.windows else None,
-        "chunk_geometry": detection.geometry,
-    }
+    # What every export has; each branch builds the model from every field, in declaration
+    # order (`make_full`: ~12,000 instructions per export less than merging with the defaults).
+    strategy = _PRIORITIZATION_KIND[resolved]
+    reconcile_required = export.reconcile_required
+    chunk_column = resolution.column
+    chunk_size = resolution.chunk_size or None
+    notes = (*resolution.notes, *detection.notes) if detection.notes else resolution.notes
+    chunk_count = detection.windows if detection.windows else None
+    geometry = detection.geometry
     if facts is None or facts.preflight_error is not None:
         warnings = (PREFLIGHT_FAILED_WARNING, *validate)
         rows = None
         if resolved == "chunked" and export.chunk_by_days is None:
             rows = detection.span
-        values.update(
-            row_estimate=rows, range_column=export.range_column,
-            verdict=PREFLIGHT_FAILED_VERDICT, warnings=warnings, preflight_failed=True,
-            sparse_range_risk=any(map(is_sparse_warning, warnings)))
-        return _SIGNALS.make(values)
+        return _SIGNALS.make_full({
+            "strategy": strategy, "row_estimate": rows, "avg_row_bytes": None,
+            "uses_index": False, "range_column": export.range_column,
+            "cursor_range_observed": False, "cursor_quality": "none", "chunk_count": chunk_count,
+            "freshness": freshness, "reconcile_required": reconcile_required,
+            "verdict": PREFLIGHT_FAILED_VERDICT, "warnings": warnings,
+            "sparse_range_risk": any(map(is_sparse_warning, warnings)), "preflight_failed": True,
+            "resolved_strategy": resolved, "chunk_column": chunk_column, "chunk_size": chunk_size,
+            "preflight_estimate": None, "estimate_label": None, "recommended_profile": "balanced",
+            "notes": notes, "chunk_geometry": geometry,
+        })
 
     range_column = export.range_column
     if (range_column is None and mode == "chunked" and export.chunk_by_key is None
@@ -184,17 +189,20 @@ def derive_signals(
         rows = chunked_row_estimate(span=detection.span, catalog=catalog, measured=measured,
                                     exact=bool(export.chunk_dense),
                                     days=export.chunk_by_days is not None)
-    values.update(
-        row_estimate=max(rows, 0) if rows is not None else None,
-        avg_row_bytes=width, uses_index=uses_index, range_column=range_column,
-        cursor_range_observed=observed,
-        cursor_quality=cursor_quality(export, uses_index=uses_index, observed=observed),
-        verdict=verdict, warnings=warnings,
-        sparse_range_risk=any(map(is_sparse_warning, warnings)),
-        preflight_estimate=catalog, estimate_label=label,
-        recommended_profile=recommended_profile(uses_index=uses_index, rows=catalog,
-                                                parallel=parallel))
-    return _SIGNALS.make(values)
+    return _SIGNALS.make_full({
+        "strategy": strategy, "row_estimate": max(rows, 0) if rows is not None else None,
+        "avg_row_bytes": width, "uses_index": uses_index, "range_column": range_column,
+        "cursor_range_observed": observed,
+        "cursor_quality": cursor_quality(export, uses_index=uses_index, observed=observed),
+        "chunk_count": chunk_count, "freshness": freshness,
+        "reconcile_required": reconcile_required, "verdict": verdict, "warnings": warnings,
+        "sparse_range_risk": any(map(is_sparse_warning, warnings)), "preflight_failed": False,
+        "resolved_strategy": resolved, "chunk_column": chunk_column, "chunk_size": chunk_size,
+        "preflight_estimate": catalog, "estimate_label": label,
+        "recommended_profile": recommended_profile(uses_index=uses_index, rows=catalog,
+                                                   parallel=parallel),
+        "notes": notes, "chunk_geometry": geometry,
+    })
 
 
 def cursor_quality(export: ExportConfig, *, uses_index: bool, observed: bool) -> CursorQuality:
