@@ -157,7 +157,10 @@ class Range(NamedTuple):
 
 def parse_i64(text: str) -> int | None:
     """Rust `str::parse::<i64>` on the untrimmed text: sign and ASCII digits only."""
-    if len(text) > 20 or not INTEGER.fullmatch(text):  # 20 characters hold every i64
+    # 20 characters hold every i64. Plain ASCII digits, nearly every observed bound, need no
+    # regex (~1,800 instructions less a bound).
+    plain = text.isdigit() and text.isascii()
+    if len(text) > 20 or not (plain or INTEGER.fullmatch(text)):
         return None
     value = int(text)
     return value if I64_MIN <= value <= I64_MAX else None

@@ -15,6 +15,7 @@ probe had passed.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, date, datetime
 from typing import Literal, NamedTuple
@@ -252,7 +253,7 @@ def strict_i64(text: str) -> int | None:
     head = t
     if len(t) > 64:  # far outside i64, whatever it says
         return None
-    if not INTEGER.fullmatch(t):
+    if not (t.isdigit() and t.isascii()) and not INTEGER.fullmatch(t):  # see `parse_i64`
         head, dot, tail = t.partition(".")
         if not dot or not INTEGER.fullmatch(head) or tail.strip("0"):
             return None
@@ -281,6 +282,10 @@ def _day(text: str, pattern: re.Pattern[str], separator: str) -> int | None:
         return None
 
 
+# A `chunk_by_days` export parses its column's min and max, ~20,000 instructions each for a
+# timestamp (two regexes, six int conversions); exports of one capture often share bounds (the
+# first day of data, the last load before the capture), and a look-up costs ~500.
+@functools.lru_cache(maxsize=4096)
 def parse_date_flexible(text: str) -> int | None:
     """rivet's `parse_date_flexible`: a day number since 1970-01-01, or None.
 
