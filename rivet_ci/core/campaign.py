@@ -7,11 +7,12 @@ a source group that has at least two heavy exports. Score, class and wave never 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Literal
 
-from rivet_ci.core.fast_model import maker, replace
+from rivet_ci.core.fast_model import maker
 from rivet_ci.core.recommendation import (
     HEAVY_COST,
     SHARED_SOURCE_MESSAGE,
@@ -81,6 +82,7 @@ def source_group_warning(group: str, members: Sequence[ExportRecommendation]) ->
     return None if pressure is None else pressure_message(group, pressure)
 
 
+@functools.lru_cache(maxsize=1024)  # frozen: one per group serves every config of the run
 def isolation_reason(group: str) -> Reason:
     return _REASON.make_full({"kind": "shared_source_heavy_conflict",
                               "message": SHARED_SOURCE_MESSAGE.format(group=group)})
@@ -101,9 +103,11 @@ def build_campaign(
             for member in heavy:
                 isolated[member.export_name] = group
     reasons = {group: isolation_reason(group) for group in set(isolated.values())}
+    # An isolated export's recommendation: its fields (every one, in declaration order), two
+    # replaced in place (a dict display keeps an overwritten key where it was).
     updated = [
-        replace(rec, {
-            "isolate_on_source": True,
+        _RECOMMENDATION.make_full({
+            **rec.__dict__, "isolate_on_source": True,
             "reasons": (*rec.reasons, reasons[isolated[rec.export_name]]),
         }) if rec.export_name in isolated else rec
         for rec in recommendations
@@ -128,6 +132,7 @@ def build_campaign(
     return updated, campaign
 
 
+_RECOMMENDATION = maker(ExportRecommendation)
 _REASON = maker(Reason)
 _WAVE = maker(Wave)
 _CAMPAIGN = maker(Campaign)
