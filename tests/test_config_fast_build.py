@@ -25,7 +25,7 @@ from rivet_ci.core import config_loader, config_typing, fast_model
 from rivet_ci.core.config import STRUCTS, Config, ExportConfig, SourceConfig
 from rivet_ci.core.config_loader import load_config_text
 from rivet_ci.core.limits import U64_MAX
-from rivet_ci.core.rivet_yaml import MAP, PLAIN, QUOTED, compose
+from rivet_ci.core.rivet_yaml import MAP, PLAIN, QUOTED, SEQ, compose
 
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "configs").glob("*/*.yaml"),
@@ -194,12 +194,23 @@ def test_keys_typed_as_they_come_count_against_the_alias_budget_as_the_general_p
 
 
 def test_a_tag_written_in_the_text_is_never_the_composers_own() -> None:
-    # The typing tells scalars and mappings by `tag is PLAIN` / `QUOTED` / `MAP`: only the
-    # composer's `resolve` gives those objects, a tag written with the same text is another one.
+    # The typing tells untagged scalars and mappings by their tag (`tag is PLAIN` / `QUOTED` /
+    # `MAP`): a tag written in a file, even with the text of one of those, is never equal to it.
     root = compose("a: !rivet-ci/plain x\nb: !rivet-ci/quoted 'x'\nc: !rivet-ci/map {d: e}\n"
-                   "f: x\ng: 'x'\nh: {d: e}\n")
+                   "f: x\ng: 'x'\nh: {d: e}\ni: !%00x x\n")
     assert isinstance(root, yaml.MappingNode)
     tags = [value.tag for _, value in root.value]
-    assert tags == [PLAIN, QUOTED, MAP] * 2
-    assert [tag is own for tag, own in zip(tags, [PLAIN, QUOTED, MAP] * 2, strict=True)] == [
-        False, False, False, True, True, True]
+    assert tags[:3] == ["!rivet-ci/plain", "!rivet-ci/quoted", "!rivet-ci/map"]
+    assert all(tag not in (PLAIN, QUOTED, MAP, SEQ) for tag in tags[:3])
+    # `!%00x`: libyaml ends a tag at a NUL, so it reads as the non-specific tag `!`.
+    assert [tag is own for tag, own in zip(tags[3:], [PLAIN, QUOTED, MAP, PLAIN],
+                                           strict=True)] == [True] * 4
+
+
+@pytest.mark.parametrize("tag", ["!rivet-ci/plain", "!rivet-ci/quoted", "!rivet-ci/seq"])
+def test_a_tag_spelled_like_an_internal_one_is_refused_as_any_tag(tag: str) -> None:
+    text = ("source: {type: postgres, url_env: DB}\nexports:\n  - name: a\n    table: t\n"
+            f"    format: parquet\n    destination: {{type: local, path: out}}\n"
+            f"    parallel: {tag} 3\n")
+    loaded = load_config_text("c.yaml", text, {"DB": "postgres://h/d"})
+    assert [(p.line, p.rule) for p in loaded.problems] == [(7, "T-tag")]

@@ -24,10 +24,13 @@ from rivet_ci.core.limits import I64_MIN, I128_MIN, U64_MAX, U128_MAX
 from rivet_ci.core.yaml_lines import YamlSyntaxError
 
 MAX_DEPTH = 128
-PLAIN = "!rivet-ci/plain"  # tag of a plain (unquoted) scalar without an explicit tag
-QUOTED = "!rivet-ci/quoted"  # quoted or block scalar without an explicit tag
-MAP = "!rivet-ci/map"
-SEQ = "!rivet-ci/seq"
+# The tags `_Loader.resolve` gives nodes without an explicit tag. Each holds a NUL, which no tag
+# written in a file can (libyaml ends a tag's text at a NUL: `!%00x` reads as `!`), so a config
+# cannot pass a tagged value off as an untagged one by spelling the same tag.
+PLAIN = "\0rivet-ci/plain"  # a plain (unquoted) scalar without an explicit tag
+QUOTED = "\0rivet-ci/quoted"  # a quoted or block scalar without an explicit tag
+MAP = "\0rivet-ci/map"
+SEQ = "\0rivet-ci/seq"
 _IMPLICIT = frozenset({PLAIN, QUOTED, MAP, SEQ})
 
 NULLS = frozenset({"", "~", "null", "Null", "NULL"})
