@@ -50,7 +50,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.collect import PreflightOptions, collect_facts
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text
+from rivet_ci.core.config.loader import LoadedConfig, load_config_text
 
 REPO = Path(__file__).resolve().parent.parent
 PER_FILE = 50

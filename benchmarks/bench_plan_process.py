@@ -132,7 +132,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
     from rivet_ci.cli.runtime import drop_model_attribute_hook
     from rivet_ci.commands.context import Context
     from rivet_ci.commands.plan import _spooled, config_paths, load_facts_arg
-    from rivet_ci.core.document import (
+    from rivet_ci.core.formats.document import (
         add_to_summary,
         config_chunks,
         document_chunks,
@@ -140,7 +140,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
         empty_summary,
         streamed_memo,
     )
-    from rivet_ci.core.planner import plan_config
+    from rivet_ci.core.plan.planner import plan_config
     from rivet_ci.output.redaction import redactor_for
     from rivet_ci.output.sink import RedactingStream, write_chunks
 

@@ -38,10 +38,10 @@ import yaml
 
 from rivet_ci.adapters.files import load_config_file, load_facts_file
 from rivet_ci.cli.runtime import tune_gc
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.document import plan_document_chunks
-from rivet_ci.core.facts_loader import load_facts_text
-from rivet_ci.core.planner import FactsOrigin, plan_configs
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.loader import load_facts_text
+from rivet_ci.core.formats.document import plan_document_chunks
+from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
 
 T = TypeVar("T")
 TARGET_SECONDS = 1.0

@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "psycopg", "pymysql", "jinja2", "pydantic")
 # Modules a plan needs none of: pull-request reviews (the diff, waivers, the gate) and the reader
 # of plan documents (`plan_format`: the format's 45 TypedDicts, ~10 ms to create).
-NOT_FOR_PLAN = ("rivet_ci.core.diff", "rivet_ci.core.waivers", "rivet_ci.core.policy",
-                "rivet_ci.core.plan_format")
+NOT_FOR_PLAN = ("rivet_ci.core.gate.diff", "rivet_ci.core.gate.waivers",
+                "rivet_ci.core.gate.policy", "rivet_ci.core.formats.plan_format")
 
 PROBE = """
 import contextlib, io, json, sys

@@ -30,9 +30,9 @@ from support.pr import (
 )
 
 from rivet_ci import __version__
-from rivet_ci.core.diff import material_change
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
-from rivet_ci.core.recommendation import ExportRecommendation, Reason
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
+from rivet_ci.core.gate.diff import material_change
+from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}

@@ -21,11 +21,13 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from rivet_ci.core import config_loader, config_typing, fast_model
-from rivet_ci.core.config import STRUCTS, Config, ExportConfig, SourceConfig
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.limits import U64_MAX
-from rivet_ci.core.rivet_yaml import MAP, PLAIN, QUOTED, SEQ, compose
+from rivet_ci.core.common import fast_model
+from rivet_ci.core.common.limits import U64_MAX
+from rivet_ci.core.config import loader as config_loader
+from rivet_ci.core.config import node_typing as config_typing
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.config.models import STRUCTS, Config, ExportConfig, SourceConfig
+from rivet_ci.core.config.rivet_yaml import MAP, PLAIN, QUOTED, SEQ, compose
 
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "configs").glob("*/*.yaml"),
@@ -59,7 +61,7 @@ def test_field_kinds_read_off_pydantic_annotations_equal_the_type_hints() -> Non
             assert (spec.presence == "optional") == (
                 not info.is_required() and (optional or info.default is None)), attr
             checked += 1
-    assert checked == 129  # every key of the schema (`rivet_ci.core.config`)
+    assert checked == 129  # every key of the schema (`rivet_ci.core.config.models`)
     # `chunk_size: U64 = ...` (pydantic keeps the bound among the field's own constraints) and
     # `port: U16 | None` (the bound stays inside the annotation) both keep their bounds.
     assert config_typing.specs(ExportConfig)["chunk_size"].kind == config_typing.Kind(

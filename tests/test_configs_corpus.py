@@ -24,11 +24,11 @@ from pydantic import BaseModel
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import parse_params
-from rivet_ci.core.config import STRUCTS, Config
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.config_rules import RULES, rules_table
-from rivet_ci.core.config_typing import specs
-from rivet_ci.core.rivet_yaml import compose
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.config.models import STRUCTS, Config
+from rivet_ci.core.config.node_typing import specs
+from rivet_ci.core.config.rivet_yaml import compose
+from rivet_ci.core.config.rules import RULES, rules_table
 from rivet_ci.errors import UsageError
 
 CONFIGS = Path(__file__).parent / "configs"

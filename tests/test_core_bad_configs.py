@@ -15,12 +15,12 @@ import pytest
 import yaml
 
 from rivet_ci.adapters.files import load_config_file, load_facts_file
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.document import plan_document
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.facts_loader import INVALID_ENTRY
-from rivet_ci.core.planner import FactsOrigin, plan_configs
-from rivet_ci.core.problems import Problem
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.facts.loader import INVALID_ENTRY
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.formats.document import plan_document
+from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
 
 CORPUS = Path(__file__).parent / "bad_configs"
 FACTS_CORPUS = CORPUS / "facts"

@@ -11,15 +11,15 @@ import pytest
 from support.rivet_plans import CAMPAIGN, OLD_OBJECT, RIVET_EVENTS, RIVET_OBJECT
 
 from rivet_ci.adapters.files import expand_config_paths, load_config_file, load_facts_file
-from rivet_ci.core.document import (
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.formats.document import (
     PLAN_FORMAT,
     PlanReadError,
     dump_json,
     plan_document,
     read_plan,
 )
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.problems import Problem
+from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_configs
 
 REPO = Path(__file__).resolve().parent.parent
 

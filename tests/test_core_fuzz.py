@@ -20,24 +20,24 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 from support.models import same
 
-from rivet_ci.core import facts_loader
-from rivet_ci.core.config import ExportConfig, SourceConfig
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan
-from rivet_ci.core.facts import (
+from rivet_ci.core.common.plain_schema import plain_validator
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.config.models import ExportConfig, SourceConfig
+from rivet_ci.core.facts import loader as facts_loader
+from rivet_ci.core.facts.history import RunRecord
+from rivet_ci.core.facts.loader import load_facts_text
+from rivet_ci.core.facts.models import (
     ColumnFacts,
     ExportFacts,
     FactsFile,
     MeasuredRun,
     TableFacts,
 )
-from rivet_ci.core.facts_loader import load_facts_text
-from rivet_ci.core.history import RunRecord
-from rivet_ci.core.plain_schema import plain_validator
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.resolve import PlanRefusedError
-from rivet_ci.core.signals import derive_signals
+from rivet_ci.core.formats.document import PlanReadError, dump_json, plan_document, read_plan
+from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_configs
+from rivet_ci.core.plan.resolve import PlanRefusedError
+from rivet_ci.core.plan.signals import derive_signals
 
 validated_whole = facts_loader._validated_whole  # the fast paths, before a test replaces them
 validated_json = facts_loader._validated_json
@@ -233,7 +233,8 @@ plain_entry_st = plain_fields(
 
 
 # Built at collection, before any test validates facts with the models: pydantic-core reuses a
-# model's own validator, once built, for any schema naming it (rivet_ci.core.plain_schema), and
+# model's own validator, once built, for any schema naming it
+# (rivet_ci.core.common.plain_schema), and
 # the comparisons below would then hold trivially. The first test checks it did not happen.
 PLAIN_FACTS = plain_validator(FactsFile)
 

@@ -4,8 +4,8 @@ over the environment, and unset names as environment-dependent notes (errors onl
 
 from __future__ import annotations
 
-from rivet_ci.core.config_loader import load_config_text, substitute, substitute_query
-from rivet_ci.core.facts_loader import load_facts_text
+from rivet_ci.core.config.loader import load_config_text, substitute, substitute_query
+from rivet_ci.core.facts.loader import load_facts_text
 
 EXPORT = "format: parquet, destination: {type: local}"
 

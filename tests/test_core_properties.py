@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rivet_ci.core.campaign import build_campaign, campaign_order
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.document import dump_json, plan_document
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.history import RunRecord, summarize_history
-from rivet_ci.core.planner import FactsOrigin, plan_configs
-from rivet_ci.core.recommendation import HEAVY_COST, ExportRecommendation
-from rivet_ci.core.scoring import priority_class, recommend_export, recommended_wave
-from rivet_ci.core.signals import Signals
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.facts.history import RunRecord, summarize_history
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.formats.document import dump_json, plan_document
+from rivet_ci.core.plan.campaign import build_campaign, campaign_order
+from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
+from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
+from rivet_ci.core.plan.scoring import priority_class, recommend_export, recommended_wave
+from rivet_ci.core.plan.signals import Signals
 
 DETERMINISTIC = settings(derandomize=True, database=None, deadline=None, max_examples=300)
 QUICK = settings(derandomize=True, database=None, deadline=None, max_examples=60)

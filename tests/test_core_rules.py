@@ -28,17 +28,17 @@ from typing import Any
 import pytest
 import yaml
 
-from rivet_ci.core.campaign import build_campaign
-from rivet_ci.core.config import ExportConfig, SourceConfig
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.config_rules import export_findings
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.history import RunRecord, summarize_history
-from rivet_ci.core.planner import plan_config
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.recommendation import ExportRecommendation
-from rivet_ci.core.scoring import priority_class, recommend_export, recommended_wave
-from rivet_ci.core.signals import Signals, compute_verdict
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.config.models import ExportConfig, SourceConfig
+from rivet_ci.core.config.rules import export_findings
+from rivet_ci.core.facts.history import RunRecord, summarize_history
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.plan.campaign import build_campaign
+from rivet_ci.core.plan.planner import plan_config
+from rivet_ci.core.plan.recommendation import ExportRecommendation
+from rivet_ci.core.plan.scoring import priority_class, recommend_export, recommended_wave
+from rivet_ci.core.plan.signals import Signals, compute_verdict
 
 CASES_DIR = Path(__file__).parent / "cases"
 RULES = (

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rivet_ci.core.yaml_lines import YamlSyntaxError, parse_yaml
+from rivet_ci.core.common.yaml_lines import YamlSyntaxError, parse_yaml
 
 TRICKY = {
     "scalars": "a: 1\nb: 1.5\nc: true\nd: null\ne: '007'\nf: 2026-11-29\n"

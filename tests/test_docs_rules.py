@@ -1,7 +1,8 @@
 """The rule tables in `docs/scoring-rules.md` are rendered from the rule definitions.
 
 Each table sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->`; this test renders it
-again from the code (`rivet_ci/core/rule_docs.py`) and fails when the docs differ. Regenerate with
+again from the code (`rivet_ci/core/formats/rule_docs.py`) and fails when the docs differ.
+Regenerate with
 `RIVET_CI_UPDATE_DOCS=1 .venv/bin/pytest tests/test_docs_rules.py` and review the diff.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rivet_ci.core.rule_docs import GENERATED
+from rivet_ci.core.formats.rule_docs import GENERATED
 
 DOC = Path(__file__).parent.parent / "docs" / "scoring-rules.md"
 UPDATE = os.environ.get("RIVET_CI_UPDATE_DOCS") == "1"
@@ -43,7 +44,7 @@ def test_docs_table_matches_the_rules(name: str) -> None:
 
 def test_every_message_of_the_code_is_in_the_docs() -> None:
     """A reason message added to the code without its table row would be caught here."""
-    from rivet_ci.core import scoring
+    from rivet_ci.core.plan import scoring
 
     text = DOC.read_text(encoding="utf-8")
     rules = [v for v in vars(scoring).values() if isinstance(v, scoring.ScoreRule)]

@@ -14,9 +14,9 @@ import typing
 import pytest
 from support.docs_tables import GENERATED, REPO
 
-from rivet_ci.core import policy
-from rivet_ci.core.diff import FindingKind
-from rivet_ci.core.waivers import WAIVABLE_KINDS
+from rivet_ci.core.gate import policy
+from rivet_ci.core.gate.diff import FindingKind
+from rivet_ci.core.gate.waivers import WAIVABLE_KINDS
 
 UPDATE = os.environ.get("RIVET_CI_UPDATE_DOCS") == "1"
 
@@ -88,7 +88,8 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
     ("### Run (`history[]`)", "RunRecord"),
 ])
 def test_the_facts_tables_list_every_key_of_the_model_in_order(heading: str, model: str) -> None:
-    from rivet_ci.core import facts, history
+    from rivet_ci.core.facts import history
+    from rivet_ci.core.facts import models as facts
 
     cls = getattr(facts, model, None) or getattr(history, model)
     text = (REPO / "docs" / "facts.md").read_text(encoding="utf-8")

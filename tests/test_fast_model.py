@@ -17,9 +17,9 @@ from pydantic import BaseModel
 from support.models import same
 
 from rivet_ci.adapters.files import load_config_file, load_facts_file
-from rivet_ci.core import fast_model
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.planner import FactsOrigin, plan_configs
+from rivet_ci.core.common import fast_model
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
 
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -86,7 +86,7 @@ def test_models_with_validators_are_refused() -> None:
 def test_frozen_instances_given_the_same_names_share_one_set_of_them() -> None:
     """A frozen model's instances share their `model_fields_set` while given the same field
     names (memory); copying one with an update never changes another's."""
-    from rivet_ci.core.recommendation import Reason
+    from rivet_ci.core.plan.recommendation import Reason
 
     make = fast_model.maker(Reason).make
     first, second = make({"kind": "a", "message": "m"}), make({"kind": "b", "message": "n"})
@@ -108,7 +108,7 @@ def test_frozen_instances_given_the_same_names_share_one_set_of_them() -> None:
 def test_make_full_takes_every_field_in_declaration_order() -> None:
     """`make_full`: the given dict becomes the instance's values, every field counted as set;
     frozen instances share that set, a mutable model's instances each have their own."""
-    from rivet_ci.core.recommendation import Reason
+    from rivet_ci.core.plan.recommendation import Reason
 
     make_full = fast_model.maker(Reason).make_full
     values = {"kind": "a", "message": "m"}

@@ -35,7 +35,7 @@ from rivet_ci.adapters.github.transport import (
     GitHubUnauthorized,
     GitHubUnavailable,
 )
-from rivet_ci.core.marker import make_marker, parse_marker
+from rivet_ci.core.comment.marker import make_marker, parse_marker
 
 REPO = "acme/warehouse"
 PR = 7

@@ -1,5 +1,5 @@
-"""One definition per limit and pattern: `rivet_ci/core/limits.py` and `rivet_ci/core/patterns.py`
-hold them, nothing else in the package restates one."""
+"""One definition per limit and pattern: `rivet_ci/core/common/limits.py` and
+`rivet_ci/core/common/patterns.py` hold them, nothing else in the package restates one."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from rivet_ci.core.limits import I64_MAX, as_int, as_number, fact_count
-from rivet_ci.core.patterns import (
+from rivet_ci.core.common.limits import I64_MAX, as_int, as_number, fact_count
+from rivet_ci.core.common.patterns import (
     COMMIT_SHA,
     COMMIT_SHA_PREFIX,
     PLACEHOLDER,
     did_you_mean,
     mask_url_userinfo,
 )
-from rivet_ci.core.rivet_artifact import resolved_plan_max_file_size
+from rivet_ci.core.formats.rivet_artifact import resolved_plan_max_file_size
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rivet_ci"
-HOMES = {PACKAGE / "core" / "limits.py", PACKAGE / "core" / "patterns.py"}
+HOMES = {PACKAGE / "core" / "common" / "limits.py", PACKAGE / "core" / "common" / "patterns.py"}
 
 # Spellings of a definition that belongs in limits.py / patterns.py.
 RESTATED = {

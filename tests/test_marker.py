@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rivet_ci.core.marker import (
+from rivet_ci.core.comment.marker import (
     Marker,
     attach_marker,
     format_timestamp,

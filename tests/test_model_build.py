@@ -3,7 +3,7 @@
 Building a pydantic model's validator and serializer at class creation cost ~10 % of importing
 the `plan` command, for ~60 models a plan run never validates. Every model therefore defers it,
 and a `plan` run builds only what validates untrusted input: the facts file's models, and those
-only for a file the plain facts validator (`rivet_ci.core.facts_loader`) leaves to them — a
+only for a file the plain facts validator (`rivet_ci.core.facts.loader`) leaves to them — a
 JSON file as `rivet-ci facts` writes it builds none, nor loads pydantic's plugin machinery.
 
 The process entry point also drops `BaseModel.__getattr__` (`rivet_ci.cli.runtime`), which
@@ -111,7 +111,7 @@ def test_no_model_needs_pydantics_attribute_hook() -> None:
 
 
 def test_a_missing_attribute_fails_the_same_without_the_hook() -> None:
-    from rivet_ci.core.recommendation import Reason
+    from rivet_ci.core.plan.recommendation import Reason
 
     reason = Reason(kind="small_table", message="m")
     name = "__getattr__"

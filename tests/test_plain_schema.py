@@ -1,4 +1,4 @@
-"""`rivet_ci.core.plain_schema`: a validator of plain values derived from a model's fields
+"""`rivet_ci.core.common.plain_schema`: a validator of plain values derived from a model's fields
 refuses what the model would convert or refuse, and cannot be built for a shape it does not
 know (so a change to a model never makes it looser than the model)."""
 
@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from support.models import same
 
-from rivet_ci.core.plain_schema import plain_validator
+from rivet_ci.core.common.plain_schema import plain_validator
 
 STRICT = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 

@@ -20,18 +20,18 @@ from rivet_ci import cli
 from rivet_ci.adapters.git import GitRepo, blob_id
 from rivet_ci.adapters.plan_cache import CacheEntry, PlanCache
 from rivet_ci.commands.context import Context
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.diff import diff_plans
-from rivet_ci.core.facts_loader import load_facts_text
-from rivet_ci.core.plan_reuse import (
+from rivet_ci.core.comment.since import make_digest, read_digest, since_last_push
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.facts.loader import load_facts_text
+from rivet_ci.core.gate.diff import diff_plans
+from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_config
+from rivet_ci.core.plan.reuse import (
     placeholder_values,
     plan_key,
     review_scope,
     shared_plans,
     summary_plan,
 )
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_config
-from rivet_ci.core.since import make_digest, read_digest, since_last_push
 from rivet_ci.review import pull_request
 from rivet_ci.review.pull_request import PullRequestPlan, plan_pull_request, shown_path
 

@@ -15,9 +15,14 @@ from support.plan_schema import SCHEMA_FILE, assert_matches_schema, validator
 
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
-from rivet_ci.core import document as document_module
-from rivet_ci.core.document import PLAN_FORMAT, dump_json, plan_document, plan_document_chunks
-from rivet_ci.core.planner import FactsOrigin, plan_configs
+from rivet_ci.core.formats import document as document_module
+from rivet_ci.core.formats.document import (
+    PLAN_FORMAT,
+    dump_json,
+    plan_document,
+    plan_document_chunks,
+)
+from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -153,7 +158,7 @@ def test_the_streamed_document_is_the_same_bytes_in_line_ending_chunks(
 def test_the_streamed_memo_writes_shared_blocks_only_where_it_knows_their_place() -> None:
     """`streamed_memo` gives the blocks exports share as text indented for their place in
     `config_chunks`' output; a config built as data (`config_json`) refuses it."""
-    from rivet_ci.core.document import config_chunks, config_json, streamed_memo
+    from rivet_ci.core.formats.document import config_chunks, config_json, streamed_memo
 
     plan = example_plan()
     for config in plan.configs:
@@ -221,12 +226,12 @@ def test_plan_json_streamed_config_by_config_is_the_document_planned_whole(
 
 def test_the_pull_request_document_streamed_is_the_same_bytes(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from rivet_ci.core.diff import diff_plans
-    from rivet_ci.core.diff_document import (
+    from rivet_ci.core.formats.diff_document import (
         pull_request_document,
         pull_request_document_chunks,
     )
-    from rivet_ci.core.policy import GatePolicy, evaluate_gate
+    from rivet_ci.core.gate.diff import diff_plans
+    from rivet_ci.core.gate.policy import GatePolicy, evaluate_gate
 
     head = example_plan()
     base = head.model_copy(update={"configs": head.configs[:1]})  # the second file is new

@@ -33,8 +33,8 @@ from support.pr import (
     write_facts,
 )
 
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
-from rivet_ci.core.marker import parse_marker
+from rivet_ci.core.comment.marker import parse_marker
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "comment"

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from support.pr import chunked, config, export, heavy_facts, incremental
 
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.diff import Finding, FindingKind, FindingStatus, PlanDiff, diff_plans
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_configs
-from rivet_ci.core.policy import GatePolicy, PolicyError, evaluate_gate, parse_policy
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.gate.diff import Finding, FindingKind, FindingStatus, PlanDiff, diff_plans
+from rivet_ci.core.gate.policy import GatePolicy, PolicyError, evaluate_gate, parse_policy
+from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_configs
 
 FACTS = FactsFile.model_validate({
     "format": "rivet-ci-facts/1",

@@ -15,7 +15,7 @@ import pytest
 from support.fake_github import FakeGitHub
 from support.pr import Result, run_cli
 
-from rivet_ci.core.marker import make_marker, parse_marker
+from rivet_ci.core.comment.marker import make_marker, parse_marker
 
 REPO = "acme/warehouse"
 PR = 7

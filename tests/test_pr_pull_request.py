@@ -16,9 +16,9 @@ from support.pr import (
 )
 
 from rivet_ci.adapters.git import ChangedFile, GitRepo
-from rivet_ci.core.diff import REPO_SCOPE, ExportChange
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.planner import FactsOrigin
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.gate.diff import REPO_SCOPE, ExportChange
+from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.review.pull_request import PullRequestPlan, plan_pull_request
 
 GLOBS = ("rivet/**/*.yaml",)

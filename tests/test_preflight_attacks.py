@@ -148,7 +148,7 @@ def _pg_rows_read(url: str) -> dict[str, tuple[int, int]]:
 
 
 def _assert_facts(facts: dict[str, object]) -> None:
-    from rivet_ci.core.facts import ExportFacts
+    from rivet_ci.core.facts.models import ExportFacts
 
     got = {name: f for name, f in facts.items() if isinstance(f, ExportFacts)}
     assert {n: f.preflight_error for n, f in got.items() if f.preflight_error} == {}

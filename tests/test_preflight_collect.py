@@ -12,7 +12,7 @@ from support.db_seed import collect, collect_all, engine, with_required_keys, wr
 
 from rivet_ci.adapters.preflight.base import PreflightOptions
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED, collect_facts
-from rivet_ci.core.config import ExportConfig
+from rivet_ci.core.config.models import ExportConfig
 
 APP = "rivet-ci-preflight"
 EXPORTS = [

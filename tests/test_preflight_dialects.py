@@ -18,9 +18,9 @@ from support.db_seed import (
 )
 
 from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED
-from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.facts import ExportFacts
-from rivet_ci.core.signals import derive_signals
+from rivet_ci.core.config.models import ExportConfig
+from rivet_ci.core.facts.models import ExportFacts
+from rivet_ci.core.plan.signals import derive_signals
 
 DIALECTS = [
     pytest.param("pg_db", marks=pytest.mark.postgres, id="postgres"),

@@ -1,4 +1,4 @@
-"""The probe-cost rules of live preflight (`rivet_ci/core/probe_rules.py`), without a database.
+"""The probe-cost rules of live preflight (`rivet_ci/core/facts/probe_rules.py`), no database.
 
 The same rules run against real PostgreSQL, MariaDB and SQLite in tests/test_preflight_*.py;
 here each rule is pinned on its own.
@@ -6,8 +6,8 @@ here each rule is pinned on its own.
 
 from __future__ import annotations
 
-from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.probe_rules import (
+from rivet_ci.core.config.models import ExportConfig
+from rivet_ci.core.facts.probe_rules import (
     FullScan,
     PlanFacts,
     Rel,

@@ -15,11 +15,11 @@ import pytest
 from support.pr import Repo, chunked, config, export, heavy_facts, small_facts
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.core.diff import Finding
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.marker import parse_marker
-from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import parse_policy
+from rivet_ci.core.comment.marker import parse_marker
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import parse_policy
+from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 

@@ -12,11 +12,11 @@ import pytest
 from support.pr import Repo, config, export, incremental
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.core import plan_reuse
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.diff import REPO_SCOPE, diff_plans
-from rivet_ci.core.plan_reuse import may_hold_group, review_scope
-from rivet_ci.core.planner import FactsOrigin, Plan, plan_config
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.gate.diff import REPO_SCOPE, diff_plans
+from rivet_ci.core.plan import reuse as plan_reuse
+from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_config
+from rivet_ci.core.plan.reuse import may_hold_group, review_scope
 from rivet_ci.review import pull_request
 from rivet_ci.review.pull_request import PullRequestPlan, plan_pull_request
 

@@ -16,14 +16,14 @@ import pytest
 
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
-from rivet_ci.core.document import PlanReadError, read_plan
-from rivet_ci.core.resolve import generate_chunks
-from rivet_ci.core.rivet_artifact import (
+from rivet_ci.core.formats.document import PlanReadError, read_plan
+from rivet_ci.core.formats.rivet_artifact import (
     integrity,
     plan_fingerprint,
     strategy_rationale,
 )
-from rivet_ci.core.signals import Signals
+from rivet_ci.core.plan.resolve import generate_chunks
+from rivet_ci.core.plan.signals import Signals
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = Path(__file__).parent / "golden" / "rivet" / "spec_worked_example.json"
@@ -106,7 +106,7 @@ def test_generate_chunks_vectors() -> None:
 
 
 def test_strategy_rationale_reproduces_rivets_examples() -> None:
-    from rivet_ci.core.config import ExportConfig
+    from rivet_ci.core.config.models import ExportConfig
 
     def rationale(mode: str, rows: int, width: int, **extra: Any) -> str:
         export = ExportConfig.model_validate({

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rivet_ci.core.marker import make_marker
+from rivet_ci.core.comment.marker import make_marker
 from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import (
     _INPUTS,

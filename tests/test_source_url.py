@@ -14,7 +14,7 @@ from rivet_ci.adapters.preflight.source_url import (
     SourceUrlError,
     resolve_source,
 )
-from rivet_ci.core.config import SourceConfig
+from rivet_ci.core.config.models import SourceConfig
 
 
 def source(**fields: Any) -> SourceConfig:

@@ -20,9 +20,9 @@ from rivet_ci.adapters.state_history import (
     locate_state,
     read_history,
 )
-from rivet_ci.core.history import RunRecord, summarize_history
-from rivet_ci.core.scoring import recommend_export
-from rivet_ci.core.signals import Signals
+from rivet_ci.core.facts.history import RunRecord, summarize_history
+from rivet_ci.core.plan.scoring import recommend_export
+from rivet_ci.core.plan.signals import Signals
 
 # rivet's export_metrics (the columns planning reads, plus a few it does not).
 SCHEMA = """

@@ -38,7 +38,7 @@ from support.pr import git
 
 from rivet_ci.adapters.github.comments import upsert_comment
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable
-from rivet_ci.core.marker import make_marker
+from rivet_ci.core.comment.marker import make_marker
 
 DB_PASSWORD = "s3cr3t-P@ss,word&<x>"
 

@@ -16,9 +16,9 @@ import pytest
 from support.fake_github import FakeGitHub
 from support.pr import NOW, Repo, Result, git, run_cli
 
-from rivet_ci.core.diff import Finding, PlanDiff
-from rivet_ci.core.since import make_digest, read_digest, since_last_push
-from rivet_ci.core.waivers import (
+from rivet_ci.core.comment.since import make_digest, read_digest, since_last_push
+from rivet_ci.core.gate.diff import Finding, PlanDiff
+from rivet_ci.core.gate.waivers import (
     Waiver,
     apply_waivers,
     file_waivers,

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text, looks_like_config
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.facts_loader import is_facts_document, load_facts_text
-from rivet_ci.core.problems import Problem
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import LoadedConfig, load_config_text, looks_like_config
+from rivet_ci.core.facts.loader import is_facts_document, load_facts_text
+from rivet_ci.core.facts.models import FactsFile
 
 CONFIG_SUFFIXES = (".yaml", ".yml")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rivet_ci.core.patterns import COMMIT_SHA, mask_url_userinfo
+from rivet_ci.core.common.patterns import COMMIT_SHA, mask_url_userinfo
 from rivet_ci.errors import UsageError
 
 ChangeStatus = Literal["added", "modified", "removed", "renamed"]

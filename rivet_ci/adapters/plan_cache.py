@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.core.plan_reuse import PLAN_KEY_FORMAT, summary_plan
-from rivet_ci.core.planner import ConfigPlan
+from rivet_ci.core.plan.planner import ConfigPlan
+from rivet_ci.core.plan.reuse import PLAN_KEY_FORMAT, summary_plan
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 _KEY = re.compile(r"[0-9a-f]{64}")

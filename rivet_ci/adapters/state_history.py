@@ -3,7 +3,7 @@
 Where: `--state-url` (a postgres URL, a `sqlite:///` URL or a file path), else `RIVET_STATE_URL`
 when it starts with `postgres` (rivet ignores other values), else `.rivet_state.db` beside the
 config. What: the 20 newest `export_metrics` rows per export by `id` descending, leaving out
-`status = 'running'`, as :class:`~rivet_ci.core.history.RunRecord`s, and the newest `success`
+`status = 'running'`, as :class:`~rivet_ci.core.facts.history.RunRecord`s, and the newest `success`
 row among the 25 newest (rivet's measured-rows overlay) — one statement per state database for
 all exports (`row_number()` windows).
 
@@ -41,9 +41,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import error_text
-from rivet_ci.core.facts import MeasuredRun
-from rivet_ci.core.history import HISTORY_SAMPLE, RunRecord
-from rivet_ci.core.limits import I64_MAX, as_int
+from rivet_ci.core.common.limits import I64_MAX, as_int
+from rivet_ci.core.facts.history import HISTORY_SAMPLE, RunRecord
+from rivet_ci.core.facts.models import MeasuredRun
 from rivet_ci.output.redaction import Redactor
 
 STATE_URL_ENV = "RIVET_STATE_URL"

@@ -10,9 +10,9 @@ from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
-from rivet_ci.core.comment_view import checked_text
-from rivet_ci.core.policy import PolicyError, parse_policy
-from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
+from rivet_ci.core.comment.view import checked_text
+from rivet_ci.core.gate.policy import PolicyError, parse_policy
+from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import parse_params
 from rivet_ci.commands.progress import ProgressBar
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.models import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.errors import UsageError
 
 if TYPE_CHECKING:

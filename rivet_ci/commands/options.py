@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.config_rules import RULE_BY_ID
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.config.rules import RULE_BY_ID
 from rivet_ci.errors import UsageError
 
 

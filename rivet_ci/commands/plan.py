@@ -27,8 +27,12 @@ from rivet_ci.commands.options import (
     path_checker,
     warn_unused_params,
 )
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.document import (
+from rivet_ci.core.common.fast_model import construct
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.common.text import plural
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.formats.document import (
     add_to_summary,
     config_chunks,
     document_chunks,
@@ -38,9 +42,9 @@ from rivet_ci.core.document import (
     plan_document_chunks,
     streamed_memo,
 )
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.fast_model import construct
-from rivet_ci.core.planner import (
+from rivet_ci.core.formats.pretty import NO_FACTS_NOTE, problem_lines, render_pretty
+from rivet_ci.core.formats.rivet_artifact import rivet_document
+from rivet_ci.core.plan.planner import (
     ConfigPlan,
     FactsOrigin,
     Plan,
@@ -48,9 +52,6 @@ from rivet_ci.core.planner import (
     plan_config,
     plan_configs,
 )
-from rivet_ci.core.pretty import NO_FACTS_NOTE, plural, problem_lines, render_pretty
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.rivet_artifact import rivet_document
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks, write_output

@@ -25,8 +25,8 @@ from rivet_ci.adapters.github.models import WorkflowRun
 from rivet_ci.adapters.github.pulls import find_pull_for_run
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
-from rivet_ci.core.marker import Marker, parse_marker
+from rivet_ci.core.comment.marker import Marker, parse_marker
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 

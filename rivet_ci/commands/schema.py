@@ -1,6 +1,7 @@
 """`rivet-ci schema`: print the JSON Schema of the plan document (`rivet-ci-plan/1`).
 
-The schema is generated from the document's one definition (`rivet_ci.core.plan_format`); the
+The schema is generated from the document's one definition
+(`rivet_ci.core.formats.plan_format`); the
 copy shipped as `schemas/plan.schema.json` (and inside the wheel as
 `rivet_ci/schemas/plan.schema.json`) is the same text, which a test checks.
 """
@@ -10,8 +11,8 @@ from __future__ import annotations
 import argparse
 
 from rivet_ci.commands.context import Context
-from rivet_ci.core.document import dump_json
-from rivet_ci.core.plan_format import plan_schema
+from rivet_ci.core.formats.document import dump_json
+from rivet_ci.core.formats.plan_format import plan_schema
 from rivet_ci.exit_codes import OK
 
 

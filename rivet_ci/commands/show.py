@@ -14,8 +14,8 @@ from typing import Any
 
 from rivet_ci import __version__
 from rivet_ci.commands.context import Context
-from rivet_ci.core.document import PlanReadError, dump_json, plan_document, read_plan_text
-from rivet_ci.core.pretty import problem_lines, render_pretty
+from rivet_ci.core.formats.document import PlanReadError, dump_json, plan_document, read_plan_text
+from rivet_ci.core.formats.pretty import problem_lines, render_pretty
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rivet_ci.core.diff import Finding
-from rivet_ci.core.policy import GateResult
+from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import GateResult
 
 MAX_ANNOTATIONS = 10  # GitHub shows no more per level and step
 

@@ -35,16 +35,16 @@ from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.live import with_state_history
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
-from rivet_ci.core.comment_view import checked_text
-from rivet_ci.core.config_loader import LoadedConfig
-from rivet_ci.core.diff import Finding
-from rivet_ci.core.document import dump_json
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.facts_loader import load_facts_text
-from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import parse_policy
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.rivet_artifact import rivet_document
+from rivet_ci.core.comment.view import checked_text
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.loader import load_facts_text
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.formats.document import dump_json
+from rivet_ci.core.formats.rivet_artifact import rivet_document
+from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import parse_policy
+from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.github_action.annotations import (

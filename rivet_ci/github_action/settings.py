@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
-from rivet_ci.core.patterns import COMMIT_SHA, GATE_ID, REPOSITORY
-from rivet_ci.core.policy import PolicyError, parse_policy
+from rivet_ci.core.common.patterns import COMMIT_SHA, GATE_ID, REPOSITORY
+from rivet_ci.core.gate.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.output.redaction import is_secret_name
 from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS

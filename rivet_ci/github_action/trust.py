@@ -27,8 +27,8 @@ from typing import Literal
 
 from rivet_ci.adapters.git import GitRepo, compile_globs, decode_text
 from rivet_ci.adapters.state_history import STATE_FILE
-from rivet_ci.core.config_loader import load_config_text
-from rivet_ci.core.diff import Finding
+from rivet_ci.core.config.loader import load_config_text
+from rivet_ci.core.gate.diff import Finding
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
 TrustedKind = Literal["facts", "url-file", "state", "template"]

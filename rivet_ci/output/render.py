@@ -25,9 +25,9 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
-from rivet_ci.core.comment_view import ChangedRow, CommentView, WhyPart
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
-from rivet_ci.core.pretty import plural
+from rivet_ci.core.comment.view import ChangedRow, CommentView, WhyPart
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.text import plural
 from rivet_ci.errors import UsageError
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 

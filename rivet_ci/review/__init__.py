@@ -23,16 +23,16 @@ from pathlib import Path
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.plan_cache import PlanCache
-from rivet_ci.core.comment_view import LinkFor, facts_description
-from rivet_ci.core.diff import Finding
-from rivet_ci.core.diff_document import pull_request_document, pull_request_document_chunks
-from rivet_ci.core.document import dump_json
-from rivet_ci.core.facts import FactsFile
-from rivet_ci.core.plan_format import PlanDocumentJSON
-from rivet_ci.core.planner import FactsOrigin
-from rivet_ci.core.policy import GatePolicy, GateResult, evaluate_gate
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.waivers import DEFAULT_WAIVERS_FILE
+from rivet_ci.core.comment.view import LinkFor, facts_description
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.formats.diff_document import pull_request_document, pull_request_document_chunks
+from rivet_ci.core.formats.document import dump_json
+from rivet_ci.core.formats.plan_format import PlanDocumentJSON
+from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate
+from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
+from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.review.comment import Bodies, render_comments
 from rivet_ci.review.pull_request import (

@@ -18,13 +18,13 @@ from urllib.parse import quote
 import jinja2
 
 from rivet_ci import __version__
-from rivet_ci.core.comment_view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
-from rivet_ci.core.marker import make_marker
-from rivet_ci.core.policy import GateResult
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.since import make_digest, read_digest, since_last_push
-from rivet_ci.core.waivers import WAIVABLE_KINDS, waiver_comment
+from rivet_ci.core.comment.marker import make_marker
+from rivet_ci.core.comment.since import make_digest, read_digest, since_last_push
+from rivet_ci.core.comment.view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.gate.policy import GateResult
+from rivet_ci.core.gate.waivers import WAIVABLE_KINDS, waiver_comment
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.output.render import (
     RowCache,

@@ -19,27 +19,27 @@ import yaml
 
 from rivet_ci.adapters.git import ChangedFile, GitError, GitRepo, decode_text
 from rivet_ci.adapters.plan_cache import PlanCache, planning_fingerprint
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text, placeholder_names
-from rivet_ci.core.diff import Finding, PlanDiff, diff_plans
-from rivet_ci.core.facts import ConfigFacts, ExportFacts, FactsFile
-from rivet_ci.core.facts_loader import is_facts_document
-from rivet_ci.core.fast_model import replace
-from rivet_ci.core.plan_format import ChangedFileJSON, ReviewJSON
-from rivet_ci.core.plan_reuse import (
-    facts_digest,
-    may_hold_group,
-    plan_key,
-    review_scope,
-    summary_plan,
-)
-from rivet_ci.core.planner import ConfigPlan, FactsOrigin, Plan, plan_config
-from rivet_ci.core.problems import Problem
-from rivet_ci.core.waivers import (
+from rivet_ci.core.common.fast_model import replace
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.config.loader import LoadedConfig, load_config_text, placeholder_names
+from rivet_ci.core.facts.loader import is_facts_document
+from rivet_ci.core.facts.models import ConfigFacts, ExportFacts, FactsFile
+from rivet_ci.core.formats.plan_format import ChangedFileJSON, ReviewJSON
+from rivet_ci.core.gate.diff import Finding, PlanDiff, diff_plans
+from rivet_ci.core.gate.waivers import (
     DEFAULT_WAIVERS_FILE,
     Waiver,
     file_waivers,
     inline_waivers,
     mark_added_in_pr,
+)
+from rivet_ci.core.plan.planner import ConfigPlan, FactsOrigin, Plan, plan_config
+from rivet_ci.core.plan.reuse import (
+    facts_digest,
+    may_hold_group,
+    plan_key,
+    review_scope,
+    summary_plan,
 )
 
 # `rivet/**/*.yaml` is the conventional directory, `**/*.rivet.yaml` lets a config live beside

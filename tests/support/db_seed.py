@@ -27,8 +27,8 @@ from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import PreflightOptions
 from rivet_ci.adapters.preflight.collect import collect_facts
-from rivet_ci.core.config_loader import LoadedConfig, load_config_text
-from rivet_ci.core.facts import ExportFacts, FactsFile
+from rivet_ci.core.config.loader import LoadedConfig, load_config_text
+from rivet_ci.core.facts.models import ExportFacts, FactsFile
 from support.isolation import free_port, run_root
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from rivet_ci import exit_codes
-from rivet_ci.core import policy
+from rivet_ci.core.gate import policy
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """The sticky pull-request comment: exactly one rivet-ci comment per gate id, kept up to date.
 
-The comment is recognised by its marker (`rivet_ci.core.marker`) and its author; `Behaviour`
+The comment is recognised by its marker (`rivet_ci.core.comment.marker`) and its author; `Behaviour`
 says whether it is edited in place, recreated at the bottom, always new, or not posted; a body
 GitHub rejects as too long falls back to the short body; a token that may not write (a pull
 request from a fork) is an outcome (`FORBIDDEN`), not an error, so the caller can save the
@@ -17,8 +17,7 @@ from enum import StrEnum
 
 from rivet_ci.adapters.github.models import Comment
 from rivet_ci.adapters.github.transport import GitHubBodyTooLong, GitHubClient, GitHubForbidden
-from rivet_ci.core.limits import GITHUB_COMMENT_LIMIT
-from rivet_ci.core.marker import (
+from rivet_ci.core.comment.marker import (
     attach_marker,
     format_timestamp,
     make_marker,
@@ -26,6 +25,7 @@ from rivet_ci.core.marker import (
     parse_marker,
     same_apart_from_timestamp,
 )
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 
 # Comments posted with Actions' GITHUB_TOKEN are authored by this bot; the token itself
 # cannot read GET /user, so this is the author to look for when the login is unknown.

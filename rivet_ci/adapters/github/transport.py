@@ -52,7 +52,7 @@ from pydantic import ValidationError
 
 from rivet_ci import __version__
 from rivet_ci.adapters.github.models import Comment, PullRequest
-from rivet_ci.core.patterns import COMMIT_SHA_PREFIX, REPOSITORY
+from rivet_ci.core.common.patterns import COMMIT_SHA_PREFIX, REPOSITORY
 from rivet_ci.errors import UsageError
 
 API_VERSION = "2022-11-28"

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 import sqlalchemy as sa
 
 from rivet_ci.adapters.preflight.safety import VettedQuery
-from rivet_ci.core.probe_rules import PlanFacts, Rel, RelationInfo
+from rivet_ci.core.facts.probe_rules import PlanFacts, Rel, RelationInfo
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ How it runs:
 
 What may be probed and what a probe costs (the range column an export needs, whether min/max is
 cheap on a replica, which columns one statement covers) are pure rules in
-:mod:`rivet_ci.core.probe_rules`; the slots, shared sessions and memo lanes run on are in
+:mod:`rivet_ci.core.facts.probe_rules`; the slots, shared sessions and memo lanes run on are in
 :mod:`.scheduling`. This module prepares the exports and runs the lanes.
 """
 
@@ -93,9 +93,9 @@ from rivet_ci.adapters.preflight.source_url import (
     resolve_source,
 )
 from rivet_ci.adapters.state_history import StateLocation, locate_state, read_history_at
-from rivet_ci.core.config import ExportConfig
-from rivet_ci.core.config_loader import LoadedConfig, substitute_query
-from rivet_ci.core.facts import (
+from rivet_ci.core.config.loader import LoadedConfig, substitute_query
+from rivet_ci.core.config.models import ExportConfig
+from rivet_ci.core.facts.models import (
     FACTS_FORMAT,
     ColumnFacts,
     ConfigFacts,
@@ -103,7 +103,7 @@ from rivet_ci.core.facts import (
     FactsFile,
     TableFacts,
 )
-from rivet_ci.core.probe_rules import (
+from rivet_ci.core.facts.probe_rules import (
     QUERY_RANGE_SKIPPED,
     PlanFacts,
     Rel,

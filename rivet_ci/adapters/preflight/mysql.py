@@ -42,8 +42,8 @@ from rivet_ci.adapters.preflight.base import (
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
-from rivet_ci.core.limits import as_number, fact_count
-from rivet_ci.core.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
+from rivet_ci.core.common.limits import as_number, fact_count
+from rivet_ci.core.facts.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
 
 T = TypeVar("T")
 # MariaDB max_statement_time, MySQL max_execution_time, "query execution was interrupted",

@@ -38,8 +38,8 @@ from rivet_ci.adapters.preflight.base import (
     select_sql,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
-from rivet_ci.core.limits import fact_count
-from rivet_ci.core.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
+from rivet_ci.core.common.limits import fact_count
+from rivet_ci.core.facts.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
 
 T = TypeVar("T")
 _INDEX_NODES = frozenset({"Index Scan", "Index Only Scan", "Bitmap Index Scan"})

@@ -1,7 +1,7 @@
 """How one collection schedules its probes: connection slots per `source_group` and per
 source, sessions handed from lane to lane, probe results shared between lanes, progress.
 
-No rules here about *what* to probe (that is `rivet_ci.core.probe_rules`), and no SQL: the
+No rules here about *what* to probe (that is `rivet_ci.core.facts.probe_rules`), and no SQL: the
 collector (`collect.py`) runs its lanes on this machinery.
 """
 

@@ -27,8 +27,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from rivet_ci.adapters.preflight.safety import Dialect
-from rivet_ci.core.config import SourceConfig
-from rivet_ci.core.patterns import PLACEHOLDER
+from rivet_ci.core.common.patterns import PLACEHOLDER
+from rivet_ci.core.config.models import SourceConfig
 from rivet_ci.output.redaction import Redactor
 
 SOURCE_URL_ENV = "RIVET_CI_SOURCE_URL"

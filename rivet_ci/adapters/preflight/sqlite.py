@@ -39,7 +39,7 @@ from rivet_ci.adapters.preflight.base import (
     table_select,
 )
 from rivet_ci.adapters.preflight.source_url import ResolvedSource
-from rivet_ci.core.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
+from rivet_ci.core.facts.probe_rules import FullScan, PlanFacts, Rel, RelationInfo
 
 T = TypeVar("T")
 # count(*) is allowed only on databases of at most this many pages (~100 MB at 4 KiB): a full

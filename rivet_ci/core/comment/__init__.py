@@ -1,0 +1,1 @@
+"""The comment's view model, its marker, the since-last-push digest."""

@@ -1,0 +1,512 @@
+"""The PR comment's view model: everything the template shows, decided here (pure).
+
+The template only lays out what this model says. Decided here, and tested without rendering:
+which rows count as changed and *why* (reason kinds added/removed, or the number inside a
+reason that moved), ordering (blocking first, then the largest score changes), the summary of a
+large PR (counts by direction and by class/wave move, changes grouped by identical cause), each
+finding listed once, warnings matched per source group, waivers, "since your last push", and the
+wording of the verdict with correct singular/plural.
+
+Rows are built once; the renderer chooses how many fit from their rendered lengths.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rivet_ci.core.comment.since import SinceLastPush
+from rivet_ci.core.common.text import plural
+from rivet_ci.core.gate.diff import REPO_SCOPE, ExportChange, Finding, PlanDiff, WarningChange
+from rivet_ci.core.gate.policy import GateResult
+from rivet_ci.core.gate.waivers import ISOLATION_KIND, WaiverNote
+from rivet_ci.core.plan.planner import FactsOrigin
+from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
+
+# A PR with more changed rows than this gets the summary and the grouped causes first, and its
+# table is cut to the largest movers (every row stays in the full report).
+LARGE_PR_ROWS = 20
+TOP_ROWS_LARGE = 10
+MAX_CAUSE_GROUPS = 8
+MAX_LISTED = 50  # findings, warnings, problems: each list is cut here and says how many more
+BIGGEST_MOVERS = 3
+
+# Findings listed with the configuration errors: what rivet refuses to load or to plan.
+PROBLEM_KINDS = ("config-error", "plan-refused")
+
+WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
+
+
+class WhyPart(BaseModel):
+    """One piece of a row's *why*: a reason kind added/removed, a detail that moved, or text."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    kind: WhyKind
+    text: str  # a reason kind, a group name, or plain text
+    before: str | None = None  # for `detail`: the label is `text`, the values before/after
+    after: str | None = None
+
+
+class ChangedRow(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    export_name: str
+    file: str
+    line: int | None
+    url: str | None
+    status: str
+    score_base: int | None
+    score_head: int | None
+    delta: int | None
+    class_base: str | None
+    class_head: str | None
+    wave_base: int | None
+    wave_head: int | None
+    blocking: bool
+    waived: bool
+    why: tuple[WhyPart, ...]
+    reasons: tuple[Reason, ...]
+
+    @property
+    def magnitude(self) -> int:
+        return abs(self.delta) if self.delta is not None else 100
+
+
+class CauseGroup(BaseModel):
+    """Rows that changed in exactly the same way: one line instead of a wall of rows."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    count: int
+    delta: int | None
+    class_move: tuple[str, str] | None
+    wave_move: tuple[int, int] | None
+    status: str
+    why: tuple[WhyPart, ...]
+    examples: tuple[str, ...]
+
+
+class Mover(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    export_name: str
+    url: str | None
+    delta: int
+
+
+class Summary(BaseModel):
+    """The first screen of a large PR."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    score_up: int
+    score_down: int
+    score_same: int
+    added: int
+    removed: int
+    class_moves: tuple[tuple[str, str, int], ...]
+    wave_moves: tuple[tuple[int, int, int], ...]
+    movers: tuple[Mover, ...]
+    causes: tuple[CauseGroup, ...]
+    grouped_rows: int  # rows covered by the listed cause groups
+
+
+class FindingLine(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    kind: str
+    message: str
+    text: str  # the message without the export's name (shown after a link to the export)
+    file: str | None
+    line: int | None
+    url: str | None
+    export_name: str | None
+    waiver_hint: str | None = None  # the waiver line that would accept it
+
+
+class WarningLine(BaseModel):
+    """A source group's warning, base vs head, in one line."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    scope: str | None  # the config file; None for groups spanning several files
+    group: str
+    status: str
+    kind_base: str | None
+    kind_head: str | None
+    count_base: int
+    count_head: int
+    members: tuple[str, ...]  # the head's members the warning names
+    joined: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+class ProblemLine(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    text: str
+    status: str
+
+
+class CommentView(BaseModel):
+    """What one rendering of the comment shows."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    gate_id: str
+    marker: str
+    digest: str  # hidden payload for "since your last push" ("" for none)
+    passed: bool
+    headline: str
+    checked_line: str | None = None  # what the verdict is based on (config files, exports)
+    policy: str
+    counts: dict[str, int]
+    since: SinceLastPush | None
+    blocking: tuple[FindingLine, ...]
+    omitted_blocking: int
+    waivers: tuple[WaiverNote, ...]
+    summary: Summary | None
+    rows: tuple[ChangedRow, ...]
+    total_rows: int  # every changed row, before any cut
+    omitted_rows: int
+    show_details: bool
+    details_cut: bool  # the "Reasons per export" section was left out to fit
+    warnings: tuple[WarningLine, ...]
+    omitted_warnings: int
+    warnings_persisting: int
+    low_confidence: tuple[str, ...]
+    omitted_low_confidence: int
+    problems: tuple[ProblemLine, ...]
+    omitted_problems: int
+    base_sha: str
+    head_sha: str
+    facts: str
+    run_url: str | None
+    rules_url: str | None
+    full_report_hint: str  # a Markdown fragment the shell built (paths as code spans)
+    waiver_in_pr: str = "block"
+    waiver_problems: tuple[str, ...] = ()  # waiver lines or files that could not be used
+
+    @property
+    def large(self) -> bool:
+        return self.summary is not None
+
+    def with_budget(self, rows: int, details: bool) -> CommentView:
+        """The same view with its first `rows` rows and (or without) the details section."""
+        kept = self.rows[:rows]
+        return self.model_copy(update={
+            "rows": kept, "omitted_rows": self.total_rows - len(kept),
+            "show_details": details and bool(kept), "details_cut": not details and bool(kept)})
+
+
+def facts_description(origin: FactsOrigin, now: datetime) -> str:
+    if origin.kind == "none":
+        return "no facts (every export planned with low confidence)"
+    if origin.kind == "live":
+        return "live preflight"
+    where = f"{origin.path}" if origin.path else "facts file"
+    if origin.captured_at is None:
+        return f"{where} (capture time unknown)"
+    age_h = max((now - origin.captured_at).total_seconds(), 0) / 3600
+    age = f"{age_h:.0f} h" if age_h < 48 else f"{age_h / 24:.0f} days"
+    return f"{where}, captured {age} ago"
+
+
+# -- why a row changed ----------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"~?\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z/_-]*")
+_UNITS = frozenset({"min", "s", "h", "ms", "%", "MB", "GB", "KB", "days", "rows"})
+_STOP = frozenset({"over", "of", "and", "or", "in", "is", "the", "a", "an", "—", "-", "per"})
+
+
+def _label(message: str, start: int, end: int) -> tuple[str, str]:
+    """(label, unit) for the number at message[start:end]: the words after it (`48 chunk
+    windows` → `chunk windows`), else the words before it (`row count (~8000000)`)."""
+    after = _WORD.findall(message[end:end + 40]) if message[end:end + 1] == " " else []
+    words: list[str] = []
+    for word in after:
+        if word.lower() in _STOP or len(words) == 2:
+            break
+        words.append(word)
+    if words and words[0] not in _UNITS:
+        return " ".join(words), ""
+    unit = words[0] if words else ""
+    before = [w for w in _WORD.findall(message[max(0, start - 40):start])
+              if w.lower() not in _STOP]
+    return " ".join(before[-2:]).lower() or "value", unit
+
+
+def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
+    """The numbers that moved inside one reason kind's message (`chunk windows 48 → 192`)."""
+    before, after = list(_NUMBER.finditer(base.message)), list(_NUMBER.finditer(head.message))
+    parts = []
+    for b, h in zip(before, after, strict=False):
+        if b.group() != h.group():
+            label, unit = _label(head.message, h.start(), h.end())
+            suffix = f" {unit}" if unit else ""
+            parts.append(WhyPart(kind="detail", text=label, before=b.group() + suffix,
+                                 after=h.group() + suffix))
+    if not parts and len(before) != len(after):
+        parts.append(WhyPart(kind="text", text=f"{head.kind} reworded"))
+    return parts
+
+
+def why_parts(change: ExportChange) -> tuple[WhyPart, ...]:
+    return _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
+                      change.reasons_removed)
+
+
+_WHY_CACHE: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
+
+
+def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
+               renamed_from: str | None, reasons_added: tuple[str, ...],
+               reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+    # A mass change repeats the same why thousands of times: compute each distinct one once.
+    key = (renamed_from, reasons_added, reasons_removed,
+           None if b is None else (b.cost_class, b.risk_class, b.source_group,
+                                   b.isolate_on_source, *(r.message for r in b.reasons)),
+           None if h is None else (h.cost_class, h.risk_class, h.source_group,
+                                   h.isolate_on_source, *(r.message for r in h.reasons)))
+    hit = _WHY_CACHE.get(key)
+    if hit is None:
+        if len(_WHY_CACHE) > 10_000:
+            _WHY_CACHE.clear()
+        hit = _WHY_CACHE[key] = _compute_why(b, h, renamed_from, reasons_added,
+                                             reasons_removed)
+    return hit
+
+
+def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
+                 renamed_from: str | None, reasons_added: tuple[str, ...],
+                 reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+    parts: list[WhyPart] = []
+    if renamed_from:
+        parts.append(WhyPart(kind="text", text=f"renamed from {renamed_from}"))
+    if h is None:
+        return (*parts, WhyPart(kind="text", text="export removed"))
+    if b is None:
+        parts.append(WhyPart(kind="text", text="new export"))
+    if h.isolate_on_source and not (b and b.isolate_on_source):
+        parts.append(WhyPart(kind="isolation", text=h.source_group or "?"))
+    elif b is not None and b.isolate_on_source and not h.isolate_on_source:
+        parts.append(WhyPart(kind="cleared", text=b.source_group or "?"))
+    parts += [WhyPart(kind="added", text=k) for k in reasons_added if k != ISOLATION_KIND]
+    parts += [WhyPart(kind="removed", text=k) for k in reasons_removed if k != ISOLATION_KIND]
+    if b is None:
+        return tuple(parts)
+    if b.cost_class != h.cost_class:
+        parts.append(WhyPart(kind="detail", text="cost", before=b.cost_class, after=h.cost_class))
+    if b.risk_class != h.risk_class:
+        parts.append(WhyPart(kind="detail", text="risk", before=b.risk_class, after=h.risk_class))
+    if b.source_group != h.source_group:
+        parts.append(WhyPart(kind="detail", text="source group", before=b.source_group or "none",
+                             after=h.source_group or "none"))
+    base_reasons = {r.kind: r for r in b.reasons}
+    for reason in h.reasons:
+        old = base_reasons.get(reason.kind)
+        if old is not None and old.message != reason.message:
+            parts += detail_changes(old, reason)
+    return tuple(parts)
+
+
+def _cause_key(row: ChangedRow) -> tuple[object, ...]:
+    why = tuple((p.kind, p.text, p.before, p.after) for p in row.why if p.kind != "isolation")
+    return (row.status, row.delta, row.class_base, row.class_head, row.wave_base, row.wave_head,
+            why)
+
+
+# -- building -------------------------------------------------------------------------------------
+
+LinkFor = Callable[[str, int | None], str | None]
+
+
+def _no_links(_path: str, _line: int | None) -> str | None:
+    return None
+
+
+def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
+         waived: set[tuple[str | None, str]], link: LinkFor) -> ChangedRow:
+    b, h = change.base, change.head
+    latest: ExportRecommendation | None = h or b
+    assert latest is not None  # a change always has one side
+    key = (change.config_path, change.export_name)
+    # Every field comes from validated models: construct without re-validating (3,000 rows).
+    return ChangedRow.model_construct(
+        export_name=change.export_name, file=change.config_path, line=change.line,
+        url=link(change.config_path, change.line), status=change.status,
+        score_base=b.priority_score if b else None, score_head=h.priority_score if h else None,
+        delta=change.score_delta,
+        class_base=b.priority_class if b else None, class_head=h.priority_class if h else None,
+        wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
+        blocking=key in blocking, waived=key in waived and key not in blocking,
+        why=why_parts(change), reasons=latest.reasons,
+    )
+
+
+def _row_priority(row: ChangedRow) -> tuple[int, int, str, str]:
+    # Blocking first, then the largest score movement (added/removed count as large), then name.
+    return (0 if row.blocking else 1, -row.magnitude, row.file, row.export_name)
+
+
+def _summary(rows: Sequence[ChangedRow]) -> Summary:
+    changed = [r for r in rows if r.status == "changed"]
+    class_moves = Counter((r.class_base, r.class_head) for r in changed
+                          if r.class_base != r.class_head)
+    wave_moves = Counter((r.wave_base, r.wave_head) for r in changed
+                         if r.wave_base != r.wave_head)
+    groups: dict[tuple[object, ...], list[ChangedRow]] = {}
+    for row in rows:
+        groups.setdefault(_cause_key(row), []).append(row)
+    causes = sorted((g for g in groups.values() if len(g) >= 2),
+                    key=lambda g: (-len(g), g[0].export_name))[:MAX_CAUSE_GROUPS]
+    movers = sorted((r for r in changed if r.delta), key=lambda r: (-abs(r.delta or 0),
+                                                                     r.export_name))
+    return Summary(
+        score_up=sum(1 for r in changed if (r.delta or 0) > 0),
+        score_down=sum(1 for r in changed if (r.delta or 0) < 0),
+        score_same=sum(1 for r in changed if r.delta == 0),
+        added=sum(1 for r in rows if r.status == "added"),
+        removed=sum(1 for r in rows if r.status == "removed"),
+        class_moves=tuple((str(a), str(b), n) for (a, b), n in class_moves.most_common()),
+        wave_moves=tuple((int(a or 0), int(b or 0), n) for (a, b), n in wave_moves.most_common()),
+        movers=tuple(Mover(export_name=r.export_name, url=r.url, delta=r.delta or 0)
+                     for r in movers[:BIGGEST_MOVERS]),
+        causes=tuple(CauseGroup(
+            count=len(g), delta=g[0].delta, status=g[0].status,
+            class_move=(str(g[0].class_base), str(g[0].class_head))
+            if g[0].class_base != g[0].class_head and g[0].status == "changed" else None,
+            wave_move=(int(g[0].wave_base or 0), int(g[0].wave_head or 0))
+            if g[0].wave_base != g[0].wave_head and g[0].status == "changed" else None,
+            why=tuple(p for p in g[0].why if p.kind != "isolation"),
+            examples=tuple(r.export_name for r in g[:3])) for g in causes),
+        grouped_rows=sum(len(g) for g in causes),
+    )
+
+
+def _warning_line(w: WarningChange) -> WarningLine:
+    head, base = set(w.members_head), set(w.members_base)
+    return WarningLine(
+        scope=None if w.scope == REPO_SCOPE else w.scope, group=w.group, status=w.status,
+        kind_base=w.kind_base, kind_head=w.kind_head, count_base=len(w.members_base),
+        count_head=len(w.members_head), members=w.members_head,
+        joined=tuple(m for m in w.members_head if m not in base),
+        left=tuple(m for m in w.members_base if m not in head))
+
+
+def _finding_text(f: Finding) -> str:
+    if f.kind == "new-isolation":
+        return f"🔒 must now run alone on source group {f.source_group}"
+    if f.export_name and f.message.startswith(f"{f.export_name}: "):
+        return f.message[len(f.export_name) + 2:]
+    return f.message
+
+
+def _finding_line(f: Finding, link: LinkFor, hints: dict[int, str]) -> FindingLine:
+    return FindingLine(kind=f.kind, message=f.message, text=_finding_text(f), file=f.file,
+                       line=f.line,
+                       url=link(f.file, f.line) if f.file else None, export_name=f.export_name,
+                       waiver_hint=hints.get(id(f)))
+
+
+def _cap(items: Sequence[object], limit: int) -> int:
+    return max(len(items) - limit, 0)
+
+
+def build_comment_view(
+    diff: PlanDiff, gate: GateResult, *, gate_id: str, marker: str, base_sha: str,
+    head_sha: str, facts: str, run_url: str | None, digest: str = "",
+    since: SinceLastPush | None = None, link: LinkFor | None = None,
+    rules_url: str | None = None, waiver_hints: dict[int, str] | None = None,
+    full_report_hint: str = "the job summary and `plan.json`", waiver_in_pr: str = "block",
+    checked: Mapping[str, int] | None = None, waiver_problems: tuple[str, ...] = (),
+) -> CommentView:
+    """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
+    link = link or _no_links
+    blocking_keys = {(f.file, f.export_name) for f in gate.blocking if f.export_name}
+    waived_keys = {(w.finding.file, w.finding.export_name) for w in gate.waived
+                   if w.finding.export_name}
+    rows = sorted((_row(c, blocking_keys, waived_keys, link) for c in diff.changed_exports),
+                  key=_row_priority)
+    large = len(rows) > LARGE_PR_ROWS
+    hints = waiver_hints or {}
+    blocking = [_finding_line(f, link, hints) for f in gate.blocking]
+    blocking_ids = {id(f) for f in gate.blocking} | {id(w.finding) for w in gate.waived}
+    # Config errors not already listed as blocking (each finding once).
+    problems = [ProblemLine(text=f.message, status=f.status) for f in diff.findings
+                if f.kind in PROBLEM_KINDS and id(f) not in blocking_ids]
+    warnings = [_warning_line(w) for w in diff.warnings if w.changed]
+    low = sorted({c.export_name for c in diff.changed_exports
+                  if c.low_confidence in ("new", "pre-existing")})
+    counts = {
+        "changed": sum(1 for r in rows if r.status == "changed"),
+        "added": sum(1 for r in rows if r.status == "added"),
+        "removed": sum(1 for r in rows if r.status == "removed"),
+        "new_isolations": sum(1 for c in diff.exports if c.isolation == "new"),
+        "new_warnings": sum(1 for w in diff.warnings if w.status == "new"),
+        "resolved_warnings": sum(1 for w in diff.warnings if w.status == "resolved"),
+        "errors": sum(1 for f in diff.findings if f.kind in PROBLEM_KINDS and f.status == "new"),
+        "blocking": len(gate.blocking),
+        "waived": len(gate.waived),
+    }
+    return CommentView(
+        gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
+        headline=headline(gate.passed, counts), policy=gate.policy, counts=counts,
+        checked_line=checked_text(checked) if checked is not None else None, since=since,
+        blocking=tuple(blocking[:MAX_LISTED]), omitted_blocking=_cap(blocking, MAX_LISTED),
+        waivers=gate.notes, summary=_summary(rows) if large else None,
+        rows=tuple(rows), total_rows=len(rows), omitted_rows=0, show_details=True,
+        details_cut=False,
+        warnings=tuple(warnings[:MAX_LISTED]), omitted_warnings=_cap(warnings, MAX_LISTED),
+        warnings_persisting=sum(1 for w in diff.warnings if not w.changed),
+        low_confidence=tuple(low[:MAX_LISTED]), omitted_low_confidence=_cap(low, MAX_LISTED),
+        problems=tuple(problems[:MAX_LISTED]), omitted_problems=_cap(problems, MAX_LISTED),
+        base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
+        rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
+        waiver_problems=waiver_problems[:MAX_LISTED],
+    )
+
+
+def checked_text(checked: Mapping[str, int]) -> str:
+    """What the verdict is based on: `checked 2 config files (7 exports) at head, 2 (6) at
+    base`. Says it plainly when nothing matched, so a gate that checked nothing never looks
+    like a pass over real configs. When the review covers only what the change can affect
+    (`head-files` given): `checked 3 of 400 config files (90 exports) at head, 3 of 400 (88)
+    at base — the changed files and the source groups they touch`."""
+    if "head-files" in checked:
+        head = (f"{checked['head-configs']:,} of {plural(checked['head-files'], 'config file')}"
+                f" ({plural(checked['head-exports'], 'export')}) at head")
+        base = (f"{checked['base-configs']:,} of {checked['base-files']:,} "
+                f"({checked['base-exports']:,}) at base")
+        return f"checked {head}, {base} — the changed files and the source groups they touch"
+    head = (f"{plural(checked['head-configs'], 'config file')} "
+            f"({plural(checked['head-exports'], 'export')}) at head")
+    base = f"{checked['base-configs']:,} ({checked['base-exports']:,}) at base"
+    return f"checked {head}, {base}"
+
+
+def headline(passed: bool, counts: dict[str, int],
+             checked: Mapping[str, int] | None = None) -> str:
+    touched = counts["changed"] + counts["added"] + counts["removed"]
+    parts = [f"{plural(touched, 'export')} changed"]
+    if counts["new_isolations"]:
+        parts.append(plural(counts["new_isolations"], "new isolation"))
+    if counts["new_warnings"]:
+        parts.append(plural(counts["new_warnings"], "new campaign warning"))
+    if counts["resolved_warnings"]:
+        parts.append(f"{plural(counts['resolved_warnings'], 'campaign warning')} resolved")
+    if counts["errors"]:
+        parts.append(plural(counts["errors"], "new config error"))
+    if counts.get("waived"):
+        parts.append(f"{plural(counts['waived'], 'finding')} waived")
+    verdict = ("✅ gate passed" if passed
+               else f"❌ gate failed ({plural(counts['blocking'], 'blocking finding')})")
+    tail = f" · {checked_text(checked)}" if checked is not None else ""
+    return f"{verdict} — " + ", ".join(parts) + tail

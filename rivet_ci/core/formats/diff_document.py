@@ -1,0 +1,84 @@
+"""The pull-request part of `plan.json`: the base plan, the diff and the gate (pure).
+
+`plan.json` in a PR run is the head plan document (spec §10) with three more keys —
+`pull_request`, `base` and `diff` — so tools reading a plain plan document still work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from rivet_ci.core.formats.document import (
+    config_json,
+    plan_document,
+    plan_document_chunks,
+    problem_json,
+    streamed_configs,
+    streamed_object,
+)
+from rivet_ci.core.formats.plan_format import (
+    ChangedFileJSON,
+    DiffJSON,
+    PlanDocumentJSON,
+    PullRequestJSON,
+    ReviewJSON,
+)
+from rivet_ci.core.gate.diff import PlanDiff
+from rivet_ci.core.gate.policy import GateResult
+from rivet_ci.core.plan.planner import Plan
+
+
+def diff_json(diff: PlanDiff, gate: GateResult) -> DiffJSON:
+    """The `diff` key. The gate's and the diff's own models are put in as they are: they are
+    the one definition of their JSON, written by `dump_json` through `model_dump`."""
+    return {
+        "gate": {"passed": gate.passed, "policy": gate.policy,
+                 "blocking": list(gate.blocking),
+                 # Accepted findings and what happened to every waiver (docs/action.md).
+                 "waived": list(gate.waived),
+                 "waivers": list(gate.notes)},
+        "exports": [
+            {"export_name": c.export_name, "config": c.config_path, "line": c.line,
+             "status": c.status, "renamed_from": c.renamed_from,
+             "score_base": c.base.priority_score if c.base else None,
+             "score_head": c.head.priority_score if c.head else None,
+             "score_delta": c.score_delta, "isolation": c.isolation,
+             "low_confidence": c.low_confidence,
+             "reasons_added": list(c.reasons_added), "reasons_removed": list(c.reasons_removed),
+             "base": c.base, "head": c.head}
+            for c in diff.changed_exports
+        ],
+        "warnings": list(diff.warnings),
+        "order_moves": list(diff.order_moves),
+        "findings": list(diff.findings),
+    }
+
+
+def pull_request_document(
+    base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
+    changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+    review: ReviewJSON,
+) -> PlanDocumentJSON:
+    document = plan_document(head, generated_at=generated_at, version=version)
+    document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
+                                "changed_files": list(changed_files), "review": review}
+    document["base"] = {"configs": [config_json(c, day=generated_at[:10]) for c in base.configs],
+                        "problems": [problem_json(p) for p in base.all_problems]}
+    document["diff"] = diff_json(diff, gate)
+    return document
+
+
+def pull_request_document_chunks(
+    base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
+    changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
+    review: ReviewJSON,
+) -> Iterator[bytes]:
+    """The text of `pull_request_document` in line-ending chunks, both plans' exports built,
+    serialised and dropped one at a time (the same bytes)."""
+    pull_request: PullRequestJSON = {"base_sha": base_sha, "head_sha": head_sha,
+                                     "changed_files": list(changed_files), "review": review}
+    base_part = streamed_object({
+        "configs": streamed_configs(base.configs, day=generated_at[:10]),
+        "problems": [problem_json(p) for p in base.all_problems]})
+    return plan_document_chunks(head, generated_at=generated_at, version=version, extra={
+        "pull_request": pull_request, "base": base_part, "diff": diff_json(diff, gate)})

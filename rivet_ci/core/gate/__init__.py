@@ -1,0 +1,1 @@
+"""Base vs head: the diff, the gate policy, waivers."""

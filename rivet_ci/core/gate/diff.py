@@ -1,0 +1,453 @@
+"""Base plan vs head plan → what the pull request changes (pure).
+
+Exports are matched by (config path, name), following config renames. Every finding is
+classified `new` (the PR introduces it), `pre-existing` (already on the base) or `resolved` (the
+PR removes it), so the gate can block only what the PR introduces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rivet_ci.core.common.fast_model import construct
+from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.plan.campaign import (
+    GroupPressure,
+    group_members,
+    group_pressure,
+    pressure_message,
+)
+from rivet_ci.core.plan.planner import ConfigPlan, Plan, PlannedExport
+from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
+from rivet_ci.core.plan.reuse import unchanged_files
+
+ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
+FindingStatus = Literal["new", "pre-existing", "resolved"]
+FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolation",
+                      "new-warning", "score-drop", "wave-later", "low-confidence",
+                      # A PR changing a file that grades it (rivet_ci.github_action.trust,
+                      # docs/security.md).
+                      "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
+                      "template-changed-in-pr"]
+REPO_SCOPE = "(all configs)"
+
+
+class ExportChange(BaseModel):
+    """One export, base vs head."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    export_name: str
+    config_path: str
+    renamed_from: str | None = None
+    line: int | None = None
+    status: ChangeStatus
+    base: ExportRecommendation | None = None
+    head: ExportRecommendation | None = None
+    reasons_added: tuple[str, ...] = ()
+    reasons_removed: tuple[str, ...] = ()
+
+    @property
+    def score_delta(self) -> int | None:
+        if self.base is None or self.head is None:
+            return None
+        return self.head.priority_score - self.base.priority_score
+
+    @property
+    def isolation(self) -> FindingStatus | None:
+        before = bool(self.base and self.base.isolate_on_source)
+        after = bool(self.head and self.head.isolate_on_source)
+        return _status(before, after)
+
+    @property
+    def low_confidence(self) -> FindingStatus | None:
+        return _status(bool(self.base and self.base.low_confidence),
+                       bool(self.head and self.head.low_confidence))
+
+
+WarningKind = Literal["heavy", "shared"]
+
+
+class WarningChange(BaseModel):
+    """One source group's campaign warning, base vs head, matched by (scope, group).
+
+    `kind` is what the group warns about on each side: `heavy` (two or more heavy-cost members
+    — `members` are those) or `shared` (three or more members share the source — `members` are
+    all of them). A group gets one entry, so it is never both "new" and "resolved".
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    scope: str  # a config path, or REPO_SCOPE for the repo-wide source_group view
+    message: str  # the head's warning text (the base's when resolved)
+    status: FindingStatus
+    group: str = ""
+    kind_base: WarningKind | None = None
+    kind_head: WarningKind | None = None
+    members_base: tuple[str, ...] = ()
+    members_head: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether the PR changes this warning at all (a pre-existing one may gain members)."""
+        return (self.status != "pre-existing" or self.kind_base != self.kind_head
+                or self.members_base != self.members_head)
+
+
+class OrderMove(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    config_path: str
+    export_name: str
+    base_position: int | None  # 1-based; None when not in the base campaign
+    head_position: int | None
+
+
+class Finding(BaseModel):
+    """Something the gate may block on; `status` says whether the PR introduced it."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    kind: FindingKind
+    status: FindingStatus
+    message: str
+    file: str | None = None
+    line: int | None = None
+    export_name: str | None = None
+    score_delta: int | None = None
+    # What a waiver's fingerprint binds to (see core/waivers.py).
+    source_group: str | None = None
+    score: int | None = None
+
+
+class PlanDiff(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    # One per export of the files the change can affect; a file it cannot affect (the same
+    # plan on both sides) is only named in `unchanged_files` (all its exports are unchanged).
+    exports: tuple[ExportChange, ...]
+    warnings: tuple[WarningChange, ...]
+    order_moves: tuple[OrderMove, ...]
+    findings: tuple[Finding, ...]
+    head_problems: tuple[Problem, ...]
+    unchanged_files: tuple[str, ...] = ()
+
+    @property
+    def changed_exports(self) -> tuple[ExportChange, ...]:
+        return tuple(e for e in self.exports if e.status != "unchanged")
+
+
+def _status(before: bool, after: bool) -> FindingStatus | None:
+    if after:
+        return "pre-existing" if before else "new"
+    return "resolved" if before else None
+
+
+ConfigPressures = dict[str, GroupPressure]
+
+
+class _ConfigGroups:
+    """A config file's source groups: its own warnings (its campaign's view) and, per group,
+    its members' names and its heavy members' names in config order (its share of the
+    repo-wide view). Built once per plan object: a plan both sides share is looked at once."""
+
+    __slots__ = ("members", "own")
+
+    def __init__(self, config: ConfigPlan) -> None:
+        self.own: ConfigPressures = {}
+        self.members: dict[str, tuple[list[str], list[str]]] = {}
+        recs = [e.recommendation for e in config.exports]
+        for rec in recs:
+            if rec.source_group is not None:
+                names, heavy = self.members.setdefault(rec.source_group, ([], []))
+                names.append(rec.export_name)
+                if rec.cost_class in HEAVY_COST:
+                    heavy.append(rec.export_name)
+        if config.campaign is not None:
+            for group, members in group_members(recs).items():
+                if (pressure := group_pressure(members)) is not None:
+                    self.own[group] = pressure
+
+
+def _group_pressures(
+    plan: Plan, memo: dict[int, _ConfigGroups] | None = None,
+) -> tuple[dict[tuple[str, str], GroupPressure], dict[str, int]]:
+    """Every warning group of a plan: per config file, and over every config for groups that
+    span two or more files (a shared replica ignores file boundaries); and the number of files
+    of each group. `memo` keeps a config's groups by plan object: a file both sides share
+    (core/plan_reuse.py) is looked at once."""
+    memo = {} if memo is None else memo
+    out: dict[tuple[str, str], GroupPressure] = {}
+    names_all: dict[str, list[str]] = {}
+    heavy_all: dict[str, list[str]] = {}
+    files: dict[str, set[str]] = {}
+    for config in plan.configs:
+        groups = memo.get(id(config))
+        if groups is None:
+            groups = memo[id(config)] = _ConfigGroups(config)
+        for group, own_pressure in groups.own.items():
+            out[(config.path, group)] = own_pressure
+        for group, (names, heavy) in groups.members.items():
+            names_all.setdefault(group, []).extend(names)
+            heavy_all.setdefault(group, []).extend(heavy)
+            files.setdefault(group, set()).add(config.path)
+    for group, names in names_all.items():
+        # What `campaign.group_pressure` gives for the group's members in config order.
+        if len(files[group]) < 2 or len(names) < 2:
+            continue
+        if len(heavy := heavy_all[group]) >= 2:
+            out[(REPO_SCOPE, group)] = ("heavy", tuple(heavy))
+        elif len(names) >= 3:
+            out[(REPO_SCOPE, group)] = ("shared", tuple(names))
+    return out, {group: len(paths) for group, paths in files.items()}
+
+
+_LIST_INDEX = re.compile(r"\[\d+\]")
+
+
+def _problem_key(problem: Problem, renames: Mapping[str, str]) -> tuple[str, str | None, str]:
+    # Lines and list positions move when a PR edits a file (an export added above a broken one
+    # turns `exports[0].x` into `exports[1].x`), and a renamed file keeps its problems: the same
+    # problem elsewhere is not new. Keys are counted, so a second identical problem still is.
+    field = _LIST_INDEX.sub("[]", problem.field) if problem.field else None
+    return (renames.get(problem.file, problem.file), field,
+            _LIST_INDEX.sub("[]", problem.message))
+
+
+def diff_plans(
+    base: Plan, head: Plan, *, renames: Mapping[str, str] | None = None, top_moves: int = 10,
+) -> PlanDiff:
+    """Compare two plans of the same repository. `renames` maps old config path → new path.
+
+    A file the change cannot affect — the same plan on both sides (the same object, or an equal
+    one), at the same path, untouched by a rename — gets no `ExportChange` per export: its
+    exports are all unchanged, and it is named in `unchanged_files`. Its findings (exports run
+    alone or planned on low-confidence metadata, all pre-existing) and its share of the
+    source-group warnings are the same as comparing its exports one by one gives."""
+    renames = dict(renames or {})
+    unchanged = unchanged_files(base, head, renames)
+    base_by_key: dict[tuple[str, str], PlannedExport] = {
+        (renames.get(c.path, c.path), e.export_name): e
+        for c in base.configs if c.path not in unchanged for e in c.exports}
+    head_by_key = {(c.path, e.export_name): e
+                   for c in head.configs if c.path not in unchanged for e in c.exports}
+    old_path = {new: old for old, new in renames.items()}
+
+    changes: list[ExportChange] = []
+    for key in sorted(head_by_key.keys() | base_by_key.keys()):
+        before, after = base_by_key.get(key), head_by_key.get(key)
+        changes.append(_export_change(key, before, after, old_path.get(key[0])))
+
+    warnings = _warning_changes(base, head, renames)
+    findings = _findings(changes, warnings, base, head, renames, unchanged=unchanged)
+    return PlanDiff(
+        exports=tuple(changes), warnings=tuple(warnings),
+        order_moves=tuple(_order_moves(base, head, renames, top_moves, unchanged)),
+        findings=tuple(findings), head_problems=head.all_problems,
+        unchanged_files=tuple(sorted(unchanged)),
+    )
+
+
+def _export_change(
+    key: tuple[str, str], before: PlannedExport | None, after: PlannedExport | None,
+    renamed_from: str | None,
+) -> ExportChange:
+    config_path, name = key
+    if before is after and after is not None:
+        # One plan shared by both sides (core/plan_reuse.py): nothing inside it can differ.
+        return _UNCHANGED.model_copy(update={
+            "export_name": name, "config_path": config_path, "renamed_from": renamed_from,
+            "line": after.line, "base": after.recommendation, "head": after.recommendation})
+    b = before.recommendation if before else None
+    h = after.recommendation if after else None
+    status: ChangeStatus
+    if b is None:
+        status = "added"
+    elif h is None:
+        status = "removed"
+    else:
+        status = "changed" if material_change(b, h) else "unchanged"
+    base_kinds = b.reason_kinds if b else ()
+    head_kinds = h.reason_kinds if h else ()
+    return ExportChange(
+        export_name=name, config_path=config_path,
+        renamed_from=renamed_from if before is not None else None,
+        line=after.line if after else (before.line if before else None), status=status,
+        base=b, head=h,
+        reasons_added=tuple(k for k in head_kinds if k not in base_kinds),
+        reasons_removed=tuple(k for k in base_kinds if k not in head_kinds),
+    )
+
+
+# Every field set, so a copy equals an ExportChange built field by field.
+_UNCHANGED = ExportChange.model_construct(
+    export_name="", config_path="", renamed_from=None, line=None, status="unchanged", base=None,
+    head=None, reasons_added=(), reasons_removed=())
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def reason_numbers(rec: ExportRecommendation) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The numbers inside each reason's message, by kind (what a reviewer reads as a detail)."""
+    return tuple(sorted((r.kind, tuple(_NUMBER.findall(r.message))) for r in rec.reasons))
+
+
+def material_change(base: ExportRecommendation, head: ExportRecommendation) -> bool:
+    """Whether anything a reviewer acts on differs: score, class, wave, cost, risk, isolation,
+    source group, the reason kinds, or a number inside a reason. Rewording alone does not."""
+    def key(r: ExportRecommendation) -> tuple[object, ...]:
+        return (r.priority_score, r.priority_class, r.recommended_wave, r.cost_class,
+                r.risk_class, r.isolate_on_source, r.source_group, frozenset(r.reason_kinds))
+    return key(base) != key(head) or reason_numbers(base) != reason_numbers(head)
+
+
+_KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
+
+
+def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
+    memo: dict[int, _ConfigGroups] = {}
+    base_pressures, base_files = _group_pressures(base, memo)
+    after, head_files = _group_pressures(head, memo)
+    before = {(renames.get(scope, scope), group): p
+              for (scope, group), p in base_pressures.items()}
+    out = []
+    for scope, group in sorted(before.keys() | after.keys()):
+        b, h = before.get((scope, group)), after.get((scope, group))
+        kind_b, kind_h = (b[0] if b else None), (h[0] if h else None)
+        status: FindingStatus
+        if _KIND_RANK[kind_h] > _KIND_RANK[kind_b]:
+            status = "new"
+        elif _KIND_RANK[kind_h] < _KIND_RANK[kind_b]:
+            status = "resolved"
+        else:
+            status = "pre-existing"
+        shown = h or b
+        assert shown is not None
+        message = pressure_message(group, shown)
+        if scope == REPO_SCOPE:
+            files = (head_files if h else base_files)[group]
+            message += f" (across {files} config files)"
+        out.append(WarningChange(
+            scope=scope, group=group, status=status, message=message,
+            kind_base=kind_b, kind_head=kind_h, members_base=b[1] if b else (),
+            members_head=h[1] if h else ()))
+    order = {"new": 0, "resolved": 1, "pre-existing": 2}
+    return sorted(out, key=lambda w: order[w.status])
+
+
+def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int,
+                 shared: frozenset[str]) -> list[OrderMove]:
+    base_orders = {renames.get(c.path, c.path): c.campaign.ordered_exports
+                   for c in base.configs if c.campaign and c.path not in shared}
+    moves = []
+    for config in head.configs:
+        if config.campaign is None or config.path in shared:  # the same order on both sides
+            continue
+        head_order = config.campaign.ordered_exports
+        base_order = base_orders.get(config.path, ())
+        base_pos = {name: i + 1 for i, name in enumerate(base_order)}
+        for i, name in enumerate(head_order[:top]):
+            if base_pos.get(name) != i + 1:
+                moves.append(OrderMove(config_path=config.path, export_name=name,
+                                       base_position=base_pos.get(name), head_position=i + 1))
+    return moves
+
+
+def _findings(
+    changes: list[ExportChange], warnings: list[WarningChange], base: Plan, head: Plan,
+    renames: Mapping[str, str], *, unchanged: frozenset[str],
+) -> list[Finding]:
+    out: list[Finding] = []
+    # Config problems only: a plan-level problem (the facts file's) is not a config error of
+    # either side; the commands report it as a setup error (exit code 2) instead.
+    base_errors = [p for c in base.configs for p in c.problems if p.severity == "error"]
+    unmatched = Counter(_problem_key(p, renames) for p in base_errors)
+    for p in (p for c in head.configs for p in c.problems if p.severity == "error"):
+        key = _problem_key(p, {})
+        status: FindingStatus = "pre-existing" if unmatched[key] > 0 else "new"
+        unmatched[key] -= 1
+        out.append(Finding(kind=p.finding, message=p.render(), file=p.file, line=p.line,
+                           status=status))
+    for p in base_errors:
+        key = _problem_key(p, renames)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+            out.append(Finding(kind=p.finding, status="resolved", message=p.render(),
+                               file=p.file))
+    # Export findings in (file, export) order, as one `ExportChange` per export would give.
+    by_export = [((c.config_path, c.export_name), found) for c in changes
+                 if (found := _export_findings(c))]
+    for config in head.configs:
+        if config.path in unchanged:
+            by_export.extend(_unchanged_findings(config))
+    by_export.sort(key=lambda item: item[0])
+    for _, found in by_export:
+        out.extend(found)
+    for w in warnings:
+        out.append(Finding(kind="new-warning", status=w.status, message=w.message,
+                           file=None if w.scope == REPO_SCOPE else w.scope,
+                           source_group=w.group))
+    return out
+
+
+def _unchanged_findings(
+    config: ConfigPlan,
+) -> list[tuple[tuple[str, str], list[Finding]]]:
+    """`_export_findings` of the exports of a file the change cannot affect (base is head)."""
+    out = []
+    latest = {e.export_name: e for e in config.exports}  # one change per (path, name)
+    for name, export in latest.items():
+        rec = export.recommendation
+        if not (rec.isolate_on_source or rec.low_confidence):
+            continue
+        where = {"file": config.path, "line": export.line, "export_name": name,
+                 "source_group": rec.source_group, "score": rec.priority_score}
+        # Values of the field types: built as `Finding(...)` would build them (fast_model).
+        found = []
+        if rec.isolate_on_source:
+            found.append(construct(Finding, {
+                "kind": "new-isolation", "status": "pre-existing", **where,
+                "message": f"{name}: isolate_on_source on '{rec.source_group}'"}))
+        if rec.low_confidence:
+            found.append(construct(Finding, {
+                "kind": "low-confidence", "status": "pre-existing", **where,
+                "message": f"{name}: planned on low-confidence metadata"}))
+        out.append(((config.path, name), found))
+    return out
+
+
+def _export_findings(change: ExportChange) -> list[Finding]:
+    name, base, head = change.export_name, change.base, change.head
+    if base is head and head is not None and not (head.isolate_on_source
+                                                  or head.low_confidence):
+        return []  # one recommendation on both sides with nothing to report
+    out: list[Finding] = []
+    latest = head or base
+    where = {"file": change.config_path, "line": change.line, "export_name": name,
+             "source_group": latest.source_group if latest else None,
+             "score": latest.priority_score if latest else None}
+    isolation = change.isolation
+    if isolation is not None and latest is not None:
+        out.append(Finding(kind="new-isolation", status=isolation, **where,
+                           message=f"{name}: isolate_on_source on '{latest.source_group}'"))
+    low = change.low_confidence
+    if low is not None:
+        out.append(Finding(kind="low-confidence", status=low, **where,
+                           message=f"{name}: planned on low-confidence metadata"))
+    if base is None or head is None:
+        return out
+    delta = head.priority_score - base.priority_score
+    if delta < 0:
+        out.append(Finding(kind="score-drop", status="new", score_delta=delta, **where,
+                           message=f"{name}: score {base.priority_score} → "
+                                   f"{head.priority_score} ({delta})"))
+    if head.recommended_wave > base.recommended_wave:
+        out.append(Finding(kind="wave-later", status="new", **where,
+                           message=f"{name}: wave {base.recommended_wave} → "
+                                   f"{head.recommended_wave}"))
+    return out

@@ -1,0 +1,4 @@
+"""Config + facts -> plan:
+
+strategy resolution, diagnostics, signals, scoring, recommendation, campaign, planner.
+"""

@@ -1,0 +1,138 @@
+"""The campaign view over exports planned together (spec §6).
+
+Orders exports, groups them into waves, warns about shared-source collisions, and — following
+the product note rather than rivet's code — flags `isolate_on_source` only on the heavy members of
+a source group that has at least two heavy exports. Score, class and wave never change here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Literal
+
+from rivet_ci.core.common.fast_model import maker
+from rivet_ci.core.plan.recommendation import (
+    HEAVY_COST,
+    SHARED_SOURCE_MESSAGE,
+    Campaign,
+    ExportRecommendation,
+    Reason,
+    Wave,
+)
+
+
+def campaign_order(recommendations: Sequence[ExportRecommendation]) -> list[ExportRecommendation]:
+    """Score descending, then name ascending: a total order (names are unique).
+
+    Two stable sorts: by name, then by score (a descending sort keeps equal scores in name
+    order)."""
+    by_name = sorted(recommendations, key=_NAME)
+    return sorted(by_name, key=_SCORE, reverse=True)
+
+
+_NAME = attrgetter("export_name")
+_SCORE = attrgetter("priority_score")
+
+
+def group_members(
+    recommendations: Sequence[ExportRecommendation],
+) -> dict[str, list[ExportRecommendation]]:
+    """Members of each source group, in config order."""
+    groups: dict[str, list[ExportRecommendation]] = {}
+    for rec in recommendations:
+        group = rec.source_group
+        if group is not None:
+            members = groups.get(group)
+            if members is None:
+                groups[group] = [rec]
+            else:
+                members.append(rec)
+    return groups
+
+
+GroupPressure = tuple[Literal["heavy", "shared"], tuple[str, ...]]
+
+
+def group_pressure(members: Sequence[ExportRecommendation]) -> GroupPressure | None:
+    """What a group warns about — `heavy` (its heavy members) or `shared` (all its members)."""
+    if len(members) < 2:
+        return None
+    heavy = tuple(m.export_name for m in members if m.cost_class in HEAVY_COST)
+    if len(heavy) >= 2:
+        return "heavy", heavy
+    if len(members) >= 3:
+        return "shared", tuple(m.export_name for m in members)
+    return None
+
+
+def pressure_message(group: str, pressure: GroupPressure) -> str:
+    kind, names = pressure
+    if kind == "heavy":
+        return (f"Source group '{group}': {len(names)} heavy-cost exports ({', '.join(names)}) "
+                f"— avoid running them concurrently; stagger or isolate.")
+    return (f"Source group '{group}': {len(names)} exports share this source — stagger "
+            f"large runs to reduce replica pressure.")
+
+
+def source_group_warning(group: str, members: Sequence[ExportRecommendation]) -> str | None:
+    """The campaign warning for one group, or None (members in config order)."""
+    pressure = group_pressure(members)
+    return None if pressure is None else pressure_message(group, pressure)
+
+
+@functools.lru_cache(maxsize=1024)  # frozen: one per group serves every config of the run
+def isolation_reason(group: str) -> Reason:
+    return _REASON.make_full({"kind": "shared_source_heavy_conflict",
+                              "message": SHARED_SOURCE_MESSAGE.format(group=group)})
+
+
+def build_campaign(
+    recommendations: Sequence[ExportRecommendation],
+) -> tuple[list[ExportRecommendation], Campaign]:
+    """Apply isolation flags and build the campaign view.
+
+    Returns the recommendations (config order, isolation applied) and the campaign.
+    """
+    groups = group_members(recommendations)
+    isolated: dict[str, str] = {}
+    for group, members in groups.items():
+        heavy = [m for m in members if m.cost_class in HEAVY_COST]
+        if len(heavy) >= 2:
+            for member in heavy:
+                isolated[member.export_name] = group
+    reasons = {group: isolation_reason(group) for group in set(isolated.values())}
+    # An isolated export's recommendation: its fields (every one, in declaration order), two
+    # replaced in place (a dict display keeps an overwritten key where it was).
+    updated = [
+        _RECOMMENDATION.make_full({
+            **rec.__dict__, "isolate_on_source": True,
+            "reasons": (*rec.reasons, reasons[isolated[rec.export_name]]),
+        }) if rec.export_name in isolated else rec
+        for rec in recommendations
+    ]
+    ordered = campaign_order(updated)
+    waves: dict[int, list[str]] = {}
+    for rec in ordered:
+        names = waves.get(rec.recommended_wave)
+        if names is None:
+            waves[rec.recommended_wave] = [rec.export_name]
+        else:
+            names.append(rec.export_name)
+    warnings = sorted(
+        w for g, members in groups.items() if (w := source_group_warning(g, members)) is not None
+    )
+    campaign = _CAMPAIGN.make_full({
+        "ordered_exports": tuple(r.export_name for r in ordered),
+        "waves": tuple(_WAVE.make_full({"wave": n, "exports": tuple(names)})
+                       for n, names in sorted(waves.items())),
+        "source_group_warnings": tuple(warnings),
+    })
+    return updated, campaign
+
+
+_RECOMMENDATION = maker(ExportRecommendation)
+_REASON = maker(Reason)
+_WAVE = maker(Wave)
+_CAMPAIGN = maker(Campaign)
