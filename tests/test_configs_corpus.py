@@ -1,6 +1,6 @@
 """Our own rivet config corpus (written from spec rivet-config.md, not copied from rivet).
 
-- `tests/configs/accept/*.yaml`: configs rivet 0.24.5 loads; together they use every key of
+- `tests/configs/accept/*.yaml`: configs rivet 0.32.2 loads; together they use every key of
   every struct (checked by walking the models);
 - `tests/configs/reject/<rule>.yaml`: one config per rule rivet refuses, its header naming the
   rule, `line: field` and words of our message; every rule of `RULES` that a config file can
@@ -85,14 +85,22 @@ def test_every_rule_a_file_can_trigger_has_a_refused_config() -> None:
     assert {p.stem for p in REJECT} == ids
 
 
-def _key_paths(model: type[BaseModel], prefix: str) -> set[str]:
+def _key_paths(model: type[BaseModel], prefix: str,
+               seen: set[type[BaseModel]] | None = None) -> set[str]:
+    """Every key of every struct, each struct's keys at the first path it appears at (depth
+    first): `exports[].x` for a list of structs, `exports[].load.partition.x` for a
+    word-or-struct (`load.partition` is the same struct, walked there already)."""
+    seen = {model} if seen is None else seen
     out: set[str] = set()
     for key, spec in specs(model).items():
         path = f"{prefix}{key}"
         out.add(path)
-        kind = spec.kind.item if spec.kind.name == "list" and spec.kind.item else spec.kind
-        if kind.name == "struct" and kind.model is not None:
-            out |= _key_paths(kind.model, f"{path}{'[]' if spec.kind.name == 'list' else ''}.")
+        kind, step = spec.kind, ""
+        if kind.name in ("list", "map", "either") and kind.item is not None:
+            kind, step = kind.item, {"list": "[]", "map": ".*", "either": ""}[kind.name]
+        if kind.name == "struct" and kind.model is not None and kind.model not in seen:
+            seen.add(kind.model)
+            out |= _key_paths(kind.model, f"{path}{step}.", seen)
     return out
 
 
@@ -101,8 +109,12 @@ def _written_paths(node: Any, prefix: str, out: set[str]) -> None:
         for key, value in node.value:
             path = f"{prefix}{key.value}"
             out.add(path)
-            if key.value in ("columns", "load", "null_ratio_max"):
+            if key.value in ("columns", "null_ratio_max"):
                 continue  # free-form maps: their keys are data, not schema keys
+            if path.endswith("load.tables") and isinstance(value, yaml.MappingNode):
+                for _, override in value.value:  # keyed by table name
+                    _written_paths(override, path + ".*.", out)
+                continue
             _written_paths(value, path + ".", out)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
@@ -111,8 +123,8 @@ def _written_paths(node: Any, prefix: str, out: set[str]) -> None:
 
 def test_every_key_of_the_schema_has_an_accepted_config() -> None:
     schema = _key_paths(Config, "")
-    assert len(STRUCTS) == 13
-    assert sum(len(specs(m)) for m in STRUCTS) == 129
+    assert len(STRUCTS) == 18
+    assert sum(len(specs(m)) for m in STRUCTS) == 174
     written: set[str] = set()
     for path in ACCEPT:
         _written_paths(compose(path.read_text(encoding="utf-8")), "", written)
@@ -125,12 +137,13 @@ def test_docs_list_every_rule_with_its_class_and_message() -> None:
 
 def test_billion_laughs_is_a_clear_config_error_quickly_and_in_bounded_memory() -> None:
     lines = ["source:", "  type: postgres", "  url_env: U", "  tuning:",
-             "    a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"    a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
-    lines += ["exports: [{name: a, table: t, format: csv, destination: {type: stdout}, "
+             "    a0: &a0 {pk: [x, x, x, x, x, x, x, x, x, x]}"]
+    lines += [f"    a{i}: &a{i} {{tables: {{{', '.join(f't{j}: *a{i - 1}' for j in range(10))}}}}}"
+              for i in range(1, 9)]
+    lines += ["exports: [{name: a, table: t, format: parquet, destination: {type: stdout}, "
               "load: *a8}]"]
     text = "\n".join(lines) + "\n"
-    assert len(text) < 800  # 10^9 leaves once expanded
+    assert len(text) < 1200  # 10^9 leaves once expanded
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.process_time()
     loaded = load_config_text("laughs.yaml", text, {})
@@ -144,11 +157,15 @@ def test_billion_laughs_is_a_clear_config_error_quickly_and_in_bounded_memory() 
 def test_a_modest_alias_is_expanded_as_rivet_does() -> None:
     text = ("source: {type: postgres, url_env: U}\nexports:\n"
             "  - &base {name: a, table: t, format: csv, destination: {type: stdout}}\n"
-            "  - {name: b, table: t, format: csv, destination: {type: stdout}, load: *base}\n")
+            "  - {name: b, table: t, format: csv, destination: &out {type: local, path: o}}\n"
+            "  - {name: c, table: t, format: csv, destination: *out}\n"
+            "  - {name: d, table: t, format: csv, destination: *out, meta_columns: *base}\n")
     loaded = load_config_text("alias.yaml", text, {})
-    assert loaded.problems == ()
-    assert loaded.exports[1].load == {"name": "a", "table": "t", "format": "csv",
-                                      "destination": {"type": "stdout"}}
+    # Expanded where it is used: the shared destination, and the whole export where a
+    # meta_columns block is expected (each of its keys unknown there).
+    assert [p.field for p in loaded.problems] == [
+        f"exports[3].meta_columns.{key}" for key in ("name", "table", "format", "destination")]
+    assert loaded.exports[2].destination.path == "o"
 
 
 def test_merge_keys_and_second_documents_are_not_rivet() -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
-from rivet_ci import __version__
+from rivet_ci import RIVET_VERSION, __version__
 from rivet_ci.cli.runtime import drop_model_attribute_hook, leave_heap_to_exit, tune_gc
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
@@ -104,7 +104,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rivet-ci",
         description="Source-aware extraction prioritization for rivet configs, in CI.")
-    parser.add_argument("--version", action="version", version=f"rivet-ci {__version__}")
+    parser.add_argument("--version", action="version",
+                        version=f"rivet-ci {__version__} (models rivet {RIVET_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in commands_to_register(argv) if argv else COMMANDS:
         importlib.import_module(COMMANDS[name]).register(sub)

@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from rivet_ci import RIVET_VERSION
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_config_arguments, parse_params, warn_unused_params
 from rivet_ci.commands.plan import load_configs
@@ -18,8 +19,9 @@ from rivet_ci.exit_codes import OK, USAGE_ERROR
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="validate rivet configs (no planning)",
-                       description="Check rivet configs as rivet 0.24.5 loads them: schema, "
-                                   "YAML typing and every load-time rule (docs/configs.md).")
+                       description=f"Check rivet configs as rivet {RIVET_VERSION} loads them: "
+                                   "schema, YAML typing and every load-time rule "
+                                   "(docs/configs.md).")
     p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
                    help="config files, or directories searched for *.yaml / *.yml")
     p.add_argument("--format", choices=("text", "json"), default="text",

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rivet_ci import RIVET_VERSION
 from rivet_ci.core.comment.since import SinceLastPush
 from rivet_ci.core.common.text import plural
 from rivet_ci.core.gate.diff import REPO_SCOPE, ExportChange, Finding, PlanDiff, WarningChange
@@ -192,6 +193,7 @@ class CommentView(BaseModel):
     full_report_hint: str  # a Markdown fragment the shell built (paths as code spans)
     waiver_in_pr: str = "block"
     waiver_problems: tuple[str, ...] = ()  # waiver lines or files that could not be used
+    rivet_version: str = RIVET_VERSION  # the rivet release modelled, in the footer
 
     @property
     def large(self) -> bool:

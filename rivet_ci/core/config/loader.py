@@ -240,6 +240,12 @@ class _Loader:
             self.problem(None, (), "P0-depth", f"the document is nested deeper than "
                          f"{MAX_DEPTH} levels (recursion limit exceeded)")
             return empty.model_copy(update={"problems": tuple(self.problems)})
+        if walk.issues and _too_deep(root):
+            # rivet reads the whole document before typing it: a subtree our typing did not
+            # enter (it was refused first) is still too deep for rivet.
+            self.problem(None, (), "P0-depth", f"the document is nested deeper than "
+                         f"{MAX_DEPTH} levels (recursion limit exceeded)")
+            return empty.model_copy(update={"problems": tuple(self.problems)})
         self.exports = walk.exports
         self._prescans(walk)
         ordered = sorted(walk.issues, key=lambda i: not i.rule.startswith("P0"))
@@ -430,6 +436,30 @@ class _Loader:
             else:
                 break
         return line
+
+
+def _too_deep(root: yaml.Node | None) -> bool:
+    """Whether some node lies deeper than rivet's 128 levels (the root at depth 0). Each node
+    is measured once (an alias shares its anchor's node), so this stays linear in the text."""
+    heights: dict[int, int] = {}
+
+    def height(node: yaml.Node, budget: int) -> int:
+        known = heights.get(id(node))
+        if known is not None:
+            return known
+        if budget < 0 or isinstance(node, yaml.ScalarNode):
+            return 0
+        children = (node.value if isinstance(node, yaml.SequenceNode)
+                    else [n for pair in node.value for n in pair])
+        tallest = 0
+        for child in children:
+            tallest = max(tallest, height(child, budget - 1) + 1)
+            if tallest > budget:
+                break
+        heights[id(node)] = tallest
+        return tallest
+
+    return root is not None and height(root, MAX_DEPTH + 1) > MAX_DEPTH
 
 
 def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:

@@ -1,27 +1,30 @@
-"""Pydantic models of rivet's whole config schema (rivet 0.24.5, spec rivet-config.md §2).
+"""Pydantic models of rivet's whole config schema (rivet-cli 0.32.2: `rivet schema config`).
 
-13 structs, 129 keys, 20 enums — every struct is strict, frozen and refuses unknown keys, as
-rivet's `deny_unknown_fields`. The YAML typing (what text is a `u32`, a `bool`, ...) is rivet's
-and is done before these models see the data (`rivet_ci.core.config.node_typing`); the models then
-only hold already-typed values. Cross-field rules live in `rivet_ci.core.config.rules`.
+18 structs, 174 keys — every struct is strict, frozen and refuses unknown keys, as rivet's
+`deny_unknown_fields`; `tests/test_config_schema_parity.py` checks them key by key and value by
+value against the real binary's schema. The YAML typing (what text is a `u32`, a `bool`, ...)
+is rivet's and is done before these models see the data (`rivet_ci.core.config.node_typing`);
+the models then only hold already-typed values. Cross-field rules live in
+`rivet_ci.core.config.rules`.
 
 Attribute names are the YAML keys, except `MongoConfig.json_format` (`json` would shadow
-pydantic's own method), which is aliased back to `json`.
+pydantic's own method) and `LoadSection.schema_` (`schema` would shadow pydantic's own), which
+are aliased back to `json` and `schema`.
 """
 
 # No `from __future__ import annotations` here: pydantic would then evaluate each of the 129
 # field annotations from its text (a `compile` per field) when the classes are created, on
 # every run; written as objects they cost nothing more (import: 538M -> 529M instructions).
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rivet_ci.core.common.limits import U64_MAX
+from rivet_ci.core.common.limits import I64_MAX, I64_MIN, U64_MAX
 
 Mode = Literal["full", "incremental", "chunked", "time_window", "cdc"]
 Strategy = Literal["snapshot", "incremental", "chunked", "time_window"]
 
-SourceType = Literal["postgres", "mysql", "mssql", "mongo"]
+SourceType = Literal["postgres", "mysql", "mssql", "oracle", "mongo"]
 Environment = Literal["local", "replica", "production"]
 TlsMode = Literal["disable", "require", "verify-ca", "verify-full"]
 MongoJson = Literal["relaxed", "canonical"]
@@ -40,11 +43,18 @@ Verify = Literal["size", "content"]
 OnSchemaDrift = Literal["warn", "continue", "fail"]
 RowGroupStrategy = Literal["auto", "fixed_rows", "fixed_memory"]
 SlackEvent = Literal["failure", "schema_change", "degraded"]
+CdcBackfillWord = Literal["auto"]
+LoadTarget = Literal["bigquery", "snowflake", "clickhouse"]
+KeyColumnsWord = Literal["auto", "none"]
+LoadLayout = Literal["log_view", "base_buffer"]
+LoadGranularity = Literal["hour", "day", "month", "year"]
+NoneWord = Literal["none"]
 
 # rivet's unsigned integer types (usize is 64-bit on every platform rivet ships for).
 U16 = Annotated[int, Field(ge=0, le=2**16 - 1)]
 U32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 U64 = Annotated[int, Field(ge=0, le=U64_MAX)]
+I64 = Annotated[int, Field(ge=I64_MIN, le=I64_MAX)]
 
 DEFAULT_CHUNK_SIZE = 100_000
 TUNING_KEYS = (
@@ -136,6 +146,17 @@ class CdcConfig(BaseModel):
     server_id: U32 | None = None
     slot: str | None = None
     capture_instance: str | None = None
+    # `auto` or a list of export names; null is refused (see `NULL_REFUSED`).
+    backfill: CdcBackfillWord | tuple[str, ...] | None = None
+
+
+class SettleConfig(BaseModel):
+    """`exports[].settle` (rivet 0.32): hold incremental rows back until they are `after` old."""
+
+    model_config = _STRICT
+
+    column: str | None = None
+    after: str
 
 
 class DestinationConfig(BaseModel):
@@ -158,6 +179,7 @@ class DestinationConfig(BaseModel):
     account_key_env: str | None = None
     sas_token_env: str | None = None
     allow_anonymous: bool = False
+    oneshot_budget_mb: U64 | None = None
 
 
 class MetaColumns(BaseModel):
@@ -192,6 +214,76 @@ class ParquetConfig(BaseModel):
     max_row_group_mb: U64 | None = None
 
 
+class LoadRange(BaseModel):
+    """`load.partition.range`: integer-range partitioning of an INT64 column."""
+
+    model_config = _STRICT
+
+    column: str
+    start: I64
+    end: I64
+    interval: I64
+
+
+class LoadPartition(BaseModel):
+    """A `load.partition:` block (rivet's `RawPartition`)."""
+
+    model_config = _STRICT
+
+    column: str | None = None
+    granularity: LoadGranularity | None = None
+    range: LoadRange | None = None
+    ingestion: LoadGranularity | None = None
+    expiration_days: U32 | None = None
+    require_filter: bool = False
+
+
+class LoadOverride(BaseModel):
+    """`exports[].load`: per-export overrides of the top-level `load:` (`None` inherits);
+    `tables` holds one override per captured table of a multi-table cdc export."""
+
+    model_config = _STRICT
+
+    pk: KeyColumnsWord | tuple[str, ...] | None = None
+    cleanup_source: bool | None = None
+    gc_orphans: bool | None = None
+    cluster_by: KeyColumnsWord | tuple[str, ...] | None = None
+    allow_source_drift: bool | None = None
+    layout: LoadLayout | None = None
+    deleted_flag: bool | None = None
+    partition: NoneWord | LoadPartition | None = None
+    tables: "dict[str, LoadOverride]" = Field(default_factory=dict)
+
+
+class LoadSection(BaseModel):
+    """The top-level `load:` (rivet 0.32): the warehouse target `rivet load` loads into. The
+    extraction commands validate it and otherwise ignore it."""
+
+    model_config = _STRICT
+
+    target: LoadTarget
+    project: str | None = None
+    dataset: str | None = None
+    connection: str | None = None
+    warehouse: str | None = None
+    database: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    storage_integration: str | None = None
+    url: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    named_collection: str | None = None
+    ca_file: str | None = None
+    cleanup_source: bool = False
+    pk: KeyColumnsWord | tuple[str, ...] | None = None
+    layout: LoadLayout | None = None
+    deleted_flag: bool | None = None
+    allow_source_drift: bool = False
+    gc_orphans: bool = False
+    cluster_by: KeyColumnsWord | tuple[str, ...] | None = None
+    partition: NoneWord | LoadPartition | None = None
+
+
 class ExportConfig(BaseModel):
     """One entry of `exports:` (keys in rivet's declaration order)."""
 
@@ -207,6 +299,7 @@ class ExportConfig(BaseModel):
     cursor_column: str | None = None
     cursor_fallback_column: str | None = None
     incremental_cursor_mode: IncrementalCursorMode = "single_column"
+    settle: SettleConfig | None = None
     chunk_column: str | None = None
     chunk_dense: bool = False
     chunk_size: U64 = DEFAULT_CHUNK_SIZE
@@ -240,7 +333,7 @@ class ExportConfig(BaseModel):
     reconcile_required: bool = False
     columns: dict[str, str] = Field(default_factory=dict)
     target: str | None = None
-    load: Any = None
+    load: LoadOverride | None = None
     on_schema_drift: OnSchemaDrift = "warn"
     shape_drift_warn_factor: float | None = None
     parquet: ParquetConfig | None = None
@@ -303,11 +396,18 @@ class Config(BaseModel):
     notifications: NotificationsConfig | None = None
     parallel_exports: bool = False
     parallel_export_processes: bool = False
-    load: Any = None
+    load: LoadSection | None = None
 
 
 STRUCTS: tuple[type[BaseModel], ...] = (
     Config, SourceConfig, TlsConfig, MongoConfig, TuningConfig, ExportConfig, CdcConfig,
-    DestinationConfig, MetaColumns, QualityConfig, ParquetConfig, NotificationsConfig,
-    SlackConfig,
+    SettleConfig, DestinationConfig, MetaColumns, QualityConfig, ParquetConfig, LoadOverride,
+    LoadPartition, LoadRange, NotificationsConfig, SlackConfig, LoadSection,
 )
+
+# Keys whose value may be left out but not written as null (rivet refuses `key: ~` and an empty
+# value there, though unset is fine): (struct, key).
+NULL_REFUSED: frozenset[tuple[type[BaseModel], str]] = frozenset({
+    (CdcConfig, "backfill"), (LoadSection, "partition"), (LoadOverride, "partition"),
+    (LoadSection, "pk"), (LoadSection, "cluster_by"),
+})

@@ -27,7 +27,13 @@ from pydantic.fields import FieldInfo
 
 from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.common.patterns import did_you_mean
-from rivet_ci.core.config.models import TUNING_KEYS, Config, ExportConfig, SourceConfig
+from rivet_ci.core.config.models import (
+    NULL_REFUSED,
+    TUNING_KEYS,
+    Config,
+    ExportConfig,
+    SourceConfig,
+)
 from rivet_ci.core.config.rivet_yaml import (
     BOOLS,
     HUGE_INTEGER_DIGITS,
@@ -53,12 +59,15 @@ UNSET_MARK = re.compile(r"rivet-ci-unset-(\d+)-")
 
 @dataclass(frozen=True)
 class Kind:
-    """What rivet type a field has: `name` is str/bool/uint/float/enum/struct/list/map/any/
-    row_hash; `max` bounds a uint; `values` lists an enum's variants; `model` a struct; `item`
-    is a list's or map's value kind."""
+    """What rivet type a field has: `name` is str/bool/uint/int/float/enum/struct/list/map/
+    any/row_hash/either; `max` (and `min`, for an int) bounds an integer; `values` lists an
+    enum's variants; `model` a struct; `item` is a list's or map's value kind. An `either` is
+    one of the words `values` or a value of the kind `item` (a list of names, a struct), as
+    rivet's `auto`/`none`-or-a-list keys."""
 
     name: str
     max: int = 0
+    min: int = 0
     bits: int = 0
     values: tuple[str, ...] = ()
     model: type[BaseModel] | None = None
@@ -131,6 +140,9 @@ def _kind_of(annotation: Any) -> tuple[Kind, bool]:
         optional = len(args) < len(typing.get_args(annotation))
         if len(args) == 2 and bool in args:  # `bool | tuple[str, ...]`: meta_columns.row_hash
             return Kind("row_hash"), optional
+        if len(args) == 2 and typing.get_origin(args[0]) is Literal:  # a word or a value
+            other, _ = _kind_of(args[1])
+            return Kind("either", values=tuple(typing.get_args(args[0])), item=other), optional
         annotation = args[0]
         origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
@@ -139,6 +151,9 @@ def _kind_of(annotation: Any) -> tuple[Kind, bool]:
         # it is, it holds pydantic's constraints (`Le(le=...)`) themselves.
         constraints = [c for m in meta for c in (m.metadata if isinstance(m, FieldInfo) else (m,))]
         limit: int = next(c.le for c in constraints if hasattr(c, "le"))
+        low: int = next(c.ge for c in constraints if hasattr(c, "ge"))
+        if low < 0:  # a signed integer (i64)
+            return Kind("int", max=limit, min=low, bits=limit.bit_length() + 1), optional
         return Kind("uint", max=limit, bits=limit.bit_length()), optional
     if origin is Literal:
         return Kind("enum", values=tuple(typing.get_args(annotation))), optional
@@ -171,6 +186,8 @@ def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
         kind, optional = _kind_of(info.rebuild_annotation())
         if info.is_required():
             presence: Presence = "required"
+        elif (model, key) in NULL_REFUSED:
+            presence = "default"
         elif optional or info.default is None:
             presence = "optional"
         else:
@@ -278,6 +295,19 @@ class Typer:
                                        f"range: expected an integer from 0 to {kind.max} "
                                        f"(u{kind.bits})")
                 return number
+            if name == "either" and node.value in kind.values and node.tag in (PLAIN, QUOTED):
+                return node.value
+            if name == "int":
+                kind_int, number_i = resolve_any(node)
+                if kind_int != "int" or number_i is None:
+                    return self._issue(loc, line, "T-type",
+                                       f"expected an integer (i{kind.bits}), got "
+                                       f"{_describe(node)}", node)
+                if not kind.min <= number_i <= kind.max:
+                    return self._issue(loc, line, "T-range", f"{_describe(node)} is out of "
+                                       f"range: expected an integer from {kind.min} to "
+                                       f"{kind.max} (i{kind.bits})")
+                return number_i
             if name == "bool":
                 flag = BOOLS.get(node.value) if node.tag == PLAIN else None
                 if flag is None:
@@ -298,6 +328,9 @@ class Typer:
                     return self._issue(loc, line, "T-row-hash", "row_hash must be true, false "
                                        f"or a list of column names, got {_describe(node)}", node)
                 return flag
+            if name == "either":
+                return self._issue(loc, line, "T-type", f"expected {_either(kind)}, got "
+                                   f"{_describe(node)}", node)
             if node.tag == PLAIN and node.value == "":  # empty value: empty struct/list/map
                 if name == "struct":
                     data = self.struct(None, kind, loc, line, depth)
@@ -317,6 +350,15 @@ class Typer:
             return self._any(node, loc, line, depth)
         if name == "row_hash" and isinstance(node, yaml.SequenceNode):
             return self._row_hash(node, loc, line, depth)
+        if name == "either":
+            item = kind.item
+            assert item is not None
+            if item.name == "list" and isinstance(node, yaml.SequenceNode):
+                return self._names(node, loc, depth, f"expected {_either(kind)}")
+            if item.name == "struct" and isinstance(node, yaml.MappingNode):
+                return self.value(node, item, loc, line, depth)
+            return self._issue(loc, line, "T-type", f"expected {_either(kind)}, got "
+                               f"{_describe(node)}")
         expected = {"str": "a string", "bool": "a boolean", "uint": "an integer",
                     "float": "a number", "enum": _one_of(kind.values), "struct": "a mapping",
                     "list": "a list", "map": "a mapping",
@@ -396,6 +438,18 @@ class Typer:
                 return self._issue((*loc, i), _line(item), "T-row-hash",
                                    "row_hash must be true, false or a list of column names; "
                                    f"this item is {_describe(item)}, not a name (quote it)")
+            out.append(item.value)
+        return tuple(out)
+
+    def _names(self, node: yaml.SequenceNode, loc: Loc, depth: int, expected: str) -> Any:
+        """A list of names where a word may stand instead (`pk: [id]`): rivet reads it as any
+        YAML value first, so an item must be a string as written (`1`, `true`, `~` are not)."""
+        out = []
+        for i, item in enumerate(node.value):
+            self._count(depth + 1)
+            if not isinstance(item, yaml.ScalarNode) or resolve_any(item)[0] != "str":
+                return self._issue((*loc, i), _line(item), "T-type", f"{expected}; this item "
+                                   f"is {_describe(item)}, not a name (quote it)")
             out.append(item.value)
         return tuple(out)
 
@@ -639,6 +693,13 @@ _MISSING_HINTS = {
     "exports": " — every config needs an `exports:` list with at least one export",
     "name": " — each export needs a `name:` (used in output file names and state keys)",
 }
+
+
+def _either(kind: Kind) -> str:
+    item = kind.item
+    assert item is not None
+    what = "a list of names" if item.name == "list" else "a mapping"
+    return ", ".join(f"`{v}`" for v in kind.values) + f" or {what}"
 
 
 def _one_of(values: tuple[str, ...]) -> str:

@@ -351,7 +351,7 @@ def merged_tuning(export: ExportConfig, source: SourceConfig | None) -> dict[str
 
 
 _ENGINE_NAMES = {"postgres": "PostgreSQL", "mysql": "MySQL", "mssql": "SQL Server",
-                 "mongo": "MongoDB"}
+                 "oracle": "Oracle", "mongo": "MongoDB"}
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -640,7 +640,7 @@ def _cdc(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -> Non
     if e.cdc is not None and e.cdc.initial is not None and source.type != "postgres" and \
             e.cdc.checkpoint is None:
         add(_f((*at, "cdc", "checkpoint"), "V-E28", engine=engine))
-    if e.mode == "cdc" and source.type in ("mongo", "mysql") and \
+    if e.mode == "cdc" and source.type in ("mongo", "mysql", "oracle") and \
             (e.cdc is None or e.cdc.checkpoint is None):
         add(_f((*at, "cdc"), "V-E29", engine=engine))
     if e.mode == "cdc" and source.type == "mongo" and any("." in t for t in tables):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from rivet_ci import RIVET_VERSION
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.models import Environment, SourceConfig, SourceType, Strategy
 from rivet_ci.core.formats.rivet_artifact import ResolvedPlanMemo, resolved_plan, source_block
@@ -207,7 +208,7 @@ def document_head(*, facts: FactsOrigin, summary: SummaryJSON, problems: Sequenc
     has been planned, whether or not the plans themselves are still held."""
     return {
         "format": PLAN_FORMAT,
-        "generator": {"name": "rivet-ci", "version": version},
+        "generator": {"name": "rivet-ci", "version": version, "models_rivet": RIVET_VERSION},
         "generated_at": generated_at,
         "facts": {
             "origin": facts.kind, "path": facts.path,

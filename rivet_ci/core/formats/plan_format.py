@@ -81,6 +81,8 @@ _CLOSED = ConfigDict(extra="forbid")
 class GeneratorJSON(TypedDict):
     name: Literal["rivet-ci"]
     version: str
+    # The rivet release modelled (absent in documents written before rivet-ci modelled 0.32.2).
+    models_rivet: NotRequired[str]
 
 
 @with_config(_CLOSED)
