@@ -128,11 +128,11 @@ def test_one_compact_table_with_the_export_linked_to_its_yaml_line(example_repo:
     assert result.code == 0, result.stderr
     html = render_html(result.stdout)
     rows = table(html)
-    assert rows[0] == ["export", "score", "class", "wave", "why"]  # no file or flags column
-    assert all(len(row) == 5 for row in rows)
+    assert rows[0] == ["export", "score", "priority", "cost", "wave", "why"]  # no file column
+    assert all(len(row) == 6 for row in rows)
     by_name = {row[0].removeprefix("❌ "): row for row in rows[1:]}
-    assert "🔒 runs alone on replica_a" in by_name["order_items"][4]
-    assert "🔒 runs alone on replica_a" in by_name["events"][4]
+    assert "🔒 runs alone on replica_a" in by_name["order_items"][5]
+    assert "🔒 runs alone on replica_a" in by_name["events"][5]
     blob = f"https://github.com/acme/pipelines/blob/{head}/rivet/replica_a.yaml#L"
     links = [link for link in html.links if link.startswith(blob)]
     assert {int(link.rsplit("#L", 1)[1]) for link in links} == {16, 33}
@@ -177,7 +177,9 @@ def test_a_row_changed_only_inside_a_reason_says_what_changed(tmp_path: Path) ->
     rows = table(render_html(result.stdout))
     (row,) = rows[1:]
     assert row[0] == "events" and row[1] == "25"  # the score did not move...
-    assert re.fullmatch(r"chunk windows \d+ → \d+", row[4]), row  # ...but the row says why
+    # ...but the row says what changed in the config, then its effect
+    assert re.fullmatch(r"chunk size 1,000,000 → 250,000 · chunk windows \d+ → \d+",
+                        row[5].replace("\u00a0", " ")), row
 
 
 def test_an_unmaterial_change_is_neither_listed_nor_counted() -> None:
@@ -218,8 +220,9 @@ def test_each_finding_once_plurals_and_a_legend(example_repo: Repo) -> None:
     body = diff(example_repo, "--facts", str(example_repo.path / "facts.yaml")).stdout
     assert body.count("incremental mode needs cursor_column") == 1
     assert "(s)" not in body
-    assert "❌ gate failed (1 blocking finding) — 1 export changed" in body
-    assert "1 export changed" in body
+    # The broken export is not planned at head: never "removed"
+    assert "❌ gate failed (1 blocking finding) — 1 export not planned (config error)" in body
+    assert "removed" not in body
     html = render_html(body)
     rules = f"https://github.com/rivet-ci/rivet-ci/blob/v{__version__}/docs/scoring-rules.md"
     assert rules in html.links
@@ -304,7 +307,7 @@ def test_hostile_names_render_inert(tmp_path: Path) -> None:
     prose = "".join(html.prose)
     assert "org/team" in prose  # the group is shown outside code spans too...
     assert not MENTION.search(prose), MENTION.search(prose)  # ...with the mention kept inert
-    assert all(len(row) == 5 for row in table(html))  # `|` did not split a cell
+    assert all(len(row) == 6 for row in table(html))  # `|` did not split a cell
     assert "www.evil.example" in text.replace("\u200b", "")  # shown, as text
 
 

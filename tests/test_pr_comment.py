@@ -167,7 +167,7 @@ def check_structure(body: str, repo: Path) -> None:
     assert tags <= OUR_TAGS, tags - OUR_TAGS
     rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.DOTALL)
     assert len(rows) == 6  # header + 5 changed exports
-    assert all(row.count("<td>") + row.count("<th>") == 5 for row in rows)
+    assert all(row.count("<td>") + row.count("<th>") == 6 for row in rows)
     for href in re.findall(r'href="([^"]*)"', html):
         assert href.startswith("https://github.com/rivet-ci/rivet-ci/blob/v"), href
     _ = repo

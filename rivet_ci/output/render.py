@@ -151,6 +151,8 @@ def signed(value: int) -> str:
 def score_change(row: ChangedRow) -> Md:
     if row.score_base is None:
         return Md(f"**{row.score_head}**{NBSP}new")
+    if row.status == "not-planned":
+        return Md(f"{row.score_base}{NBSP}→{NBSP}?")
     if row.score_head is None:
         return Md(f"~~{row.score_base}~~{NBSP}removed")
     if row.delta == 0:
@@ -174,11 +176,28 @@ def why(parts: Sequence[WhyPart], *, cell: bool = True) -> Md:
     return hit[1]
 
 
+def _config_value(value: str | None, *, name: bool, span: Callable[[object], Md]) -> str:
+    if value is None:
+        return "none"
+    return span(value) if name else md_text(value)
+
+
 def _why(parts: Sequence[WhyPart], *, cell: bool) -> Md:
     span = cell_code if cell else code
     out = []
+    config = [p for p in parts if p.kind == "config"]
+    if config:  # what changed in the config first, then its effect
+        out.append(Md(", ".join(
+            f"{md_text(p.text)} {_config_value(p.before, name=p.name, span=span)}{NBSP}→{NBSP}"
+            f"{_config_value(p.after, name=p.name, span=span)}" for p in config)
+            + (" ·" if len(config) < len(parts) else "")))
     for part in parts:
-        if part.kind == "added":
+        if part.kind == "config":
+            continue
+        if part.kind == "broken":
+            out.append(Md(f"not planned: {md_text(part.text)} in "
+                          f"{link(span(part.before), part.url)}"))
+        elif part.kind == "added":
             out.append(span(f"+{part.text}"))
         elif part.kind == "removed":
             out.append(span(f"−{part.text}"))
@@ -247,8 +266,8 @@ def table_row(r: ChangedRow) -> Md:
     """One row of the changes table (measured per row to choose how many fit)."""
     mark = f"❌{NBSP}" if r.blocking else f"✔️{NBSP}" if r.waived else ""
     return Md(f"| {mark}{link(cell_code(r.export_name), r.url)} | {score_change(r)} | "
-              f"{arrow(r.class_base, r.class_head)} | {arrow(r.wave_base, r.wave_head)} | "
-              f"{why(r.why)} |")
+              f"{arrow(r.class_base, r.class_head)} | {arrow(r.cost_base, r.cost_head)} | "
+              f"{arrow(r.wave_base, r.wave_head)} | {why(r.why)} |")
 
 
 def details_entry(r: ChangedRow) -> Md:

@@ -23,7 +23,17 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci import RIVET_VERSION
 from rivet_ci.core.comment.since import SinceLastPush
 from rivet_ci.core.common.text import plural
-from rivet_ci.core.gate.diff import REPO_SCOPE, ExportChange, Finding, PlanDiff, WarningChange
+from rivet_ci.core.gate.diff import (
+    REPO_SCOPE,
+    ConfigChange,
+    ConfigValue,
+    ExportChange,
+    Finding,
+    GroupRename,
+    PlanDiff,
+    WarningChange,
+    reason_numbers,
+)
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import ISOLATION_KIND, WaiverNote
 from rivet_ci.core.plan.planner import FactsOrigin
@@ -40,18 +50,49 @@ BIGGEST_MOVERS = 3
 # Findings listed with the configuration errors: what rivet refuses to load or to plan.
 PROBLEM_KINDS = ("config-error", "plan-refused")
 
-WhyKind = Literal["added", "removed", "detail", "isolation", "cleared", "text"]
+WhyKind = Literal["config", "added", "removed", "detail", "isolation", "cleared", "text",
+                  "broken"]
 
 
 class WhyPart(BaseModel):
-    """One piece of a row's *why*: a reason kind added/removed, a detail that moved, or text."""
+    """One piece of a row's *why*: what changed in the config (`config`, shown first), a reason
+    kind added/removed, a detail that moved, or text."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: WhyKind
-    text: str  # a reason kind, a group name, or plain text
-    before: str | None = None  # for `detail`: the label is `text`, the values before/after
+    text: str  # a reason kind, a group name, a config key's label, or plain text
+    before: str | None = None  # for `detail`/`config`: the label is `text`, values before/after
     after: str | None = None
+    name: bool = False  # `config`: the values are names from the config (shown as code)
+    url: str | None = None  # `broken`: the config error's line
+
+
+# How a config key of `diff.CONFIG_KEYS` is named in a row, and whether its values are names.
+CONFIG_LABELS: dict[str, tuple[str, bool]] = {
+    "mode": ("mode", False), "strategy": ("strategy", False),
+    "chunk_column": ("chunk column", True), "chunk_size": ("chunk size", False),
+    "chunk_count": ("chunk count", False), "chunk_by_days": ("chunk days", False),
+    "cursor_column": ("cursor", True), "cursor_fallback_column": ("cursor fallback", True),
+    "time_column": ("time column", True), "days_window": ("time window", False),
+    "source_group": ("source group", True), "reconcile_required": ("reconcile", False),
+}
+
+
+def config_value(key: str, value: ConfigValue) -> str | None:
+    """A config value for people: `100,000`, `on`/`off`, `30 days`; None for unset."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:,} days" if key in ("days_window", "chunk_by_days") else f"{value:,}"
+
+
+def config_part(change: ConfigChange) -> WhyPart:
+    label, is_name = CONFIG_LABELS.get(change.key, (change.key, False))
+    return WhyPart(kind="config", text=label, name=is_name,
+                   before=config_value(change.key, change.before),
+                   after=config_value(change.key, change.after))
 
 
 class ChangedRow(BaseModel):
@@ -67,6 +108,8 @@ class ChangedRow(BaseModel):
     delta: int | None
     class_base: str | None
     class_head: str | None
+    cost_base: str | None = None
+    cost_head: str | None = None
     wave_base: int | None
     wave_head: int | None
     blocking: bool
@@ -91,6 +134,7 @@ class CauseGroup(BaseModel):
     status: str
     why: tuple[WhyPart, ...]
     examples: tuple[str, ...]
+    cost_move: tuple[str, str] | None = None
 
 
 class Mover(BaseModel):
@@ -111,6 +155,7 @@ class Summary(BaseModel):
     score_same: int
     added: int
     removed: int
+    not_planned: int = 0
     class_moves: tuple[tuple[str, str, int], ...]
     wave_moves: tuple[tuple[int, int, int], ...]
     movers: tuple[Mover, ...]
@@ -146,6 +191,21 @@ class WarningLine(BaseModel):
     members: tuple[str, ...]  # the head's members the warning names
     joined: tuple[str, ...]
     left: tuple[str, ...]
+    renamed_from: str | None = None
+    broken_file: str | None = None  # `unknown`: the file at head that does not load
+
+
+class RenameLine(BaseModel):
+    """A source group renamed: `renamed dwh_legacy → dwh_primary (200 exports, no change to
+    priority)`; `changed` members also changed otherwise (and keep their rows)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    before: str
+    after: str
+    exports: int
+    changed: int
+    warning: bool  # the group's campaign warning carried over under the new name
 
 
 class ProblemLine(BaseModel):
@@ -194,6 +254,7 @@ class CommentView(BaseModel):
     waiver_in_pr: str = "block"
     waiver_problems: tuple[str, ...] = ()  # waiver lines or files that could not be used
     rivet_version: str = RIVET_VERSION  # the rivet release modelled, in the footer
+    renames: tuple[RenameLine, ...] = ()
 
     @property
     def large(self) -> bool:
@@ -260,9 +321,34 @@ def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
     return parts
 
 
-def why_parts(change: ExportChange) -> tuple[WhyPart, ...]:
-    return _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
-                      change.reasons_removed)
+def why_parts(change: ExportChange, link: LinkFor | None = None) -> tuple[WhyPart, ...]:
+    if change.status == "not-planned" and change.broken_at is not None:
+        at = change.broken_at
+        where = f"{at.file}:{at.line}" if at.line else at.file
+        what = "plan refused" if at.kind == "plan-refused" else "config error"
+        return (WhyPart(kind="broken", text=what, before=where,
+                        url=link(at.file, at.line) if link else None),)
+    effect = _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
+                        change.reasons_removed)
+    if change.broken_at is not None and any(p.kind == "cleared" for p in effect):
+        # Beside exports its file's error kept from being planned: isolation is unknown.
+        effect = tuple(WhyPart(kind="text", text=f"isolation unknown while "
+                                                 f"{change.broken_at.file} is broken")
+                       if p.kind == "cleared" else p for p in effect)
+    if not change.config_changes:
+        return effect
+    # The same config change on thousands of rows: one tuple (and one rendering) for all.
+    key = (tuple((c.key, c.before, c.after) for c in change.config_changes), id(effect))
+    hit = _CONFIG_WHY.get(key)
+    if hit is None or hit[0] is not effect:
+        if len(_CONFIG_WHY) > 10_000:
+            _CONFIG_WHY.clear()
+        parts = tuple(config_part(c) for c in change.config_changes)
+        hit = _CONFIG_WHY[key] = (effect, parts + effect)
+    return hit[1]
+
+
+_CONFIG_WHY: dict[tuple[object, ...], tuple[tuple[WhyPart, ...], tuple[WhyPart, ...]]] = {}
 
 
 _WHY_CACHE: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
@@ -304,13 +390,8 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
     parts += [WhyPart(kind="removed", text=k) for k in reasons_removed if k != ISOLATION_KIND]
     if b is None:
         return tuple(parts)
-    if b.cost_class != h.cost_class:
-        parts.append(WhyPart(kind="detail", text="cost", before=b.cost_class, after=h.cost_class))
     if b.risk_class != h.risk_class:
         parts.append(WhyPart(kind="detail", text="risk", before=b.risk_class, after=h.risk_class))
-    if b.source_group != h.source_group:
-        parts.append(WhyPart(kind="detail", text="source group", before=b.source_group or "none",
-                             after=h.source_group or "none"))
     base_reasons = {r.kind: r for r in b.reasons}
     for reason in h.reasons:
         old = base_reasons.get(reason.kind)
@@ -320,8 +401,14 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
 
 
 def _cause_key(row: ChangedRow) -> tuple[object, ...]:
+    """What a "same change" line shows, and nothing else: two groups never read the same."""
     why = tuple((p.kind, p.text, p.before, p.after) for p in row.why if p.kind != "isolation")
-    return (row.status, row.delta, row.class_base, row.class_head, row.wave_base, row.wave_head,
+    moved = row.status == "changed"
+    return (row.status, row.delta,
+            (row.class_base, row.class_head) if moved and row.class_base != row.class_head
+            else None,
+            (row.cost_base, row.cost_head) if moved and row.cost_base != row.cost_head else None,
+            (row.wave_base, row.wave_head) if moved and row.wave_base != row.wave_head else None,
             why)
 
 
@@ -347,9 +434,10 @@ def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
         score_base=b.priority_score if b else None, score_head=h.priority_score if h else None,
         delta=change.score_delta,
         class_base=b.priority_class if b else None, class_head=h.priority_class if h else None,
+        cost_base=b.cost_class if b else None, cost_head=h.cost_class if h else None,
         wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
         blocking=key in blocking, waived=key in waived and key not in blocking,
-        why=why_parts(change), reasons=latest.reasons,
+        why=why_parts(change, link), reasons=latest.reasons,
     )
 
 
@@ -377,6 +465,7 @@ def _summary(rows: Sequence[ChangedRow]) -> Summary:
         score_same=sum(1 for r in changed if r.delta == 0),
         added=sum(1 for r in rows if r.status == "added"),
         removed=sum(1 for r in rows if r.status == "removed"),
+        not_planned=sum(1 for r in rows if r.status == "not-planned"),
         class_moves=tuple((str(a), str(b), n) for (a, b), n in class_moves.most_common()),
         wave_moves=tuple((int(a or 0), int(b or 0), n) for (a, b), n in wave_moves.most_common()),
         movers=tuple(Mover(export_name=r.export_name, url=r.url, delta=r.delta or 0)
@@ -387,6 +476,8 @@ def _summary(rows: Sequence[ChangedRow]) -> Summary:
             if g[0].class_base != g[0].class_head and g[0].status == "changed" else None,
             wave_move=(int(g[0].wave_base or 0), int(g[0].wave_head or 0))
             if g[0].wave_base != g[0].wave_head and g[0].status == "changed" else None,
+            cost_move=(str(g[0].cost_base), str(g[0].cost_head))
+            if g[0].cost_base != g[0].cost_head and g[0].status == "changed" else None,
             why=tuple(p for p in g[0].why if p.kind != "isolation"),
             examples=tuple(r.export_name for r in g[:3])) for g in causes),
         grouped_rows=sum(len(g) for g in causes),
@@ -400,7 +491,8 @@ def _warning_line(w: WarningChange) -> WarningLine:
         kind_base=w.kind_base, kind_head=w.kind_head, count_base=len(w.members_base),
         count_head=len(w.members_head), members=w.members_head,
         joined=tuple(m for m in w.members_head if m not in base),
-        left=tuple(m for m in w.members_base if m not in head))
+        left=tuple(m for m in w.members_base if m not in head), renamed_from=w.renamed_from,
+        broken_file=w.broken_file)
 
 
 def _finding_text(f: Finding) -> str:
@@ -435,8 +527,12 @@ def build_comment_view(
     blocking_keys = {(f.file, f.export_name) for f in gate.blocking if f.export_name}
     waived_keys = {(w.finding.file, w.finding.export_name) for w in gate.waived
                    if w.finding.export_name}
-    rows = sorted((_row(c, blocking_keys, waived_keys, link) for c in diff.changed_exports),
-                  key=_row_priority)
+    renamed = {r.before: r for r in diff.group_renames}
+    pure = [c for c in diff.changed_exports if _only_group_renamed(c, renamed)]
+    pure_ids = {id(c) for c in pure}
+    rows = sorted((_row(c, blocking_keys, waived_keys, link) for c in diff.changed_exports
+                   if id(c) not in pure_ids), key=_row_priority)
+    renames = _rename_lines(diff, pure)
     large = len(rows) > LARGE_PR_ROWS
     hints = waiver_hints or {}
     blocking = [_finding_line(f, link, hints) for f in gate.blocking]
@@ -451,6 +547,9 @@ def build_comment_view(
         "changed": sum(1 for r in rows if r.status == "changed"),
         "added": sum(1 for r in rows if r.status == "added"),
         "removed": sum(1 for r in rows if r.status == "removed"),
+        "not_planned": sum(1 for r in rows if r.status == "not-planned"),
+        "renamed_groups": len(renames),
+        "unknown_warnings": sum(1 for w in diff.warnings if w.status == "unknown"),
         "new_isolations": sum(1 for c in diff.exports if c.isolation == "new"),
         "new_warnings": sum(1 for w in diff.warnings if w.status == "new"),
         "resolved_warnings": sum(1 for w in diff.warnings if w.status == "resolved"),
@@ -472,8 +571,32 @@ def build_comment_view(
         problems=tuple(problems[:MAX_LISTED]), omitted_problems=_cap(problems, MAX_LISTED),
         base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
         rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
-        waiver_problems=waiver_problems[:MAX_LISTED],
+        waiver_problems=waiver_problems[:MAX_LISTED], renames=tuple(renames[:MAX_LISTED]),
     )
+
+
+def _only_group_renamed(change: ExportChange, renamed: Mapping[str, GroupRename]) -> bool:
+    """Whether the export's only change is its source group's recognised rename."""
+    b, h = change.base, change.head
+    if change.status != "changed" or b is None or h is None or b.source_group is None:
+        return False
+    rename = renamed.get(b.source_group)
+    if rename is None or rename.after != h.source_group:
+        return False
+    if any(c.key != "source_group" for c in change.config_changes):
+        return False
+    def key(r: ExportRecommendation) -> tuple[object, ...]:
+        return (r.priority_score, r.priority_class, r.recommended_wave, r.cost_class,
+                r.risk_class, r.isolate_on_source, frozenset(r.reason_kinds))
+    return key(b) == key(h) and reason_numbers(b) == reason_numbers(h)
+
+
+def _rename_lines(diff: PlanDiff, pure: Sequence[ExportChange]) -> list[RenameLine]:
+    quiet = Counter(c.head.source_group for c in pure if c.head is not None)
+    carried = {w.group for w in diff.warnings if w.renamed_from}
+    return [RenameLine(before=r.before, after=r.after, exports=r.exports,
+                       changed=r.exports - quiet[r.after], warning=r.after in carried)
+            for r in diff.group_renames]
 
 
 def checked_text(checked: Mapping[str, int]) -> str:
@@ -497,13 +620,21 @@ def checked_text(checked: Mapping[str, int]) -> str:
 def headline(passed: bool, counts: dict[str, int],
              checked: Mapping[str, int] | None = None) -> str:
     touched = counts["changed"] + counts["added"] + counts["removed"]
-    parts = [f"{plural(touched, 'export')} changed"]
+    parts = []
+    if touched or not (counts.get("renamed_groups") or counts.get("not_planned")):
+        parts.append(f"{plural(touched, 'export')} changed")
+    if counts.get("renamed_groups"):
+        parts.append(f"{plural(counts['renamed_groups'], 'source group')} renamed")
+    if counts.get("not_planned"):
+        parts.append(f"{plural(counts['not_planned'], 'export')} not planned (config error)")
     if counts["new_isolations"]:
         parts.append(plural(counts["new_isolations"], "new isolation"))
     if counts["new_warnings"]:
         parts.append(plural(counts["new_warnings"], "new campaign warning"))
     if counts["resolved_warnings"]:
         parts.append(f"{plural(counts['resolved_warnings'], 'campaign warning')} resolved")
+    if counts.get("unknown_warnings"):
+        parts.append(f"{plural(counts['unknown_warnings'], 'campaign warning')} unknown")
     if counts["errors"]:
         parts.append(plural(counts["errors"], "new config error"))
     if counts.get("waived"):

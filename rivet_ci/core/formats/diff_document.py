@@ -45,12 +45,14 @@ def diff_json(diff: PlanDiff, gate: GateResult) -> DiffJSON:
              "score_delta": c.score_delta, "isolation": c.isolation,
              "low_confidence": c.low_confidence,
              "reasons_added": list(c.reasons_added), "reasons_removed": list(c.reasons_removed),
-             "base": c.base, "head": c.head}
+             "base": c.base, "head": c.head, "config_changes": list(c.config_changes),
+             "broken_at": c.broken_at}
             for c in diff.changed_exports
         ],
         "warnings": list(diff.warnings),
         "order_moves": list(diff.order_moves),
         "findings": list(diff.findings),
+        "group_renames": list(diff.group_renames),
     }
 
 

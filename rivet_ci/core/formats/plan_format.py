@@ -62,9 +62,12 @@ from rivet_ci.core.plan.signals import CursorQuality
 
 if TYPE_CHECKING:  # the pull-request keys' models: imported by `_adapter`, see there
     from rivet_ci.core.gate.diff import (
+        BrokenAt,
         ChangeStatus,
+        ConfigChange,
         Finding,
         FindingStatus,
+        GroupRename,
         OrderMove,
         WarningChange,
     )
@@ -538,6 +541,10 @@ class ChangedExportJSON(TypedDict):
     reasons_removed: list[str]
     base: ExportRecommendation | None
     head: ExportRecommendation | None
+    # What changed in the export's config (keys of `rivet_ci.core.gate.diff.CONFIG_KEYS`).
+    config_changes: NotRequired[list[ConfigChange]]
+    # `not-planned`: the config error at head that kept it from being planned.
+    broken_at: NotRequired[BrokenAt | None]
 
 
 @with_config(_CLOSED)
@@ -547,6 +554,7 @@ class DiffJSON(TypedDict):
     warnings: list[WarningChange]
     order_moves: list[OrderMove]
     findings: list[Finding]
+    group_renames: NotRequired[list[GroupRename]]
 
 
 @with_config(_CLOSED)
@@ -573,9 +581,12 @@ def _adapter() -> TypeAdapter[PlanDocumentJSON]:
     # waivers cost every `rivet-ci plan` ~5 ms. pydantic resolves the TypedDicts' names in
     # this module and then in the namespace of the frame that builds the adapter (this one).
     from rivet_ci.core.gate.diff import (  # noqa: F401
+        BrokenAt,
         ChangeStatus,
+        ConfigChange,
         Finding,
         FindingStatus,
+        GroupRename,
         OrderMove,
         WarningChange,
     )

@@ -2,7 +2,14 @@
 
 Exports are matched by (config path, name), following config renames. Every finding is
 classified `new` (the PR introduces it), `pre-existing` (already on the base) or `resolved` (the
-PR removes it), so the gate can block only what the PR introduces.
+PR removes it), so the gate can block only what the PR introduces; `unknown` when the head
+cannot say (the file it depends on does not load at head) — never `resolved`, never blocking.
+
+What is the same is matched as the same: a source group renamed (the same members under a new
+name, warning of the same kind) is one warning `renamed_from` the old name, not one new and one
+resolved; an export missing at head from a file that does not load is `not-planned`, not
+`removed`. Each changed export carries what changed in its config (`config_changes`, values
+from the configs the plans carry, never parsed back out of a reason's text).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.common.fast_model import construct
-from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.common.problems import Problem, ProblemFinding
 from rivet_ci.core.plan.campaign import (
     GroupPressure,
     group_members,
@@ -26,8 +33,8 @@ from rivet_ci.core.plan.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
 from rivet_ci.core.plan.reuse import unchanged_files
 
-ChangeStatus = Literal["added", "removed", "changed", "unchanged"]
-FindingStatus = Literal["new", "pre-existing", "resolved"]
+ChangeStatus = Literal["added", "removed", "changed", "unchanged", "not-planned"]
+FindingStatus = Literal["new", "pre-existing", "resolved", "unknown"]
 FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolation",
                       "new-warning", "score-drop", "wave-later", "low-confidence",
                       # A PR changing a file that grades it (rivet_ci.github_action.trust,
@@ -35,6 +42,38 @@ FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolati
                       "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
                       "template-changed-in-pr"]
 REPO_SCOPE = "(all configs)"
+
+
+ConfigValue = str | int | bool | None
+
+
+class ConfigChange(BaseModel):
+    """One key of an export's config that differs between base and head (`mode`, `strategy`,
+    `chunk_size`, ...; `strategy` is the one the plan resolved). Values as configured."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    key: str
+    before: ConfigValue = None
+    after: ConfigValue = None
+
+
+# The config keys a reviewer reads as "what changed", in the order they are shown. `strategy`
+# (the plan's resolved strategy) is shown only when `mode` did not change: a new mode already
+# says it.
+CONFIG_KEYS = ("mode", "strategy", "chunk_column", "chunk_size", "chunk_count", "chunk_by_days",
+               "cursor_column", "cursor_fallback_column", "time_column", "days_window",
+               "source_group", "reconcile_required")
+
+
+class BrokenAt(BaseModel):
+    """Where the config error is that kept an export from being planned at head."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    file: str
+    line: int | None = None
+    kind: ProblemFinding = "config-error"
 
 
 class ExportChange(BaseModel):
@@ -51,6 +90,9 @@ class ExportChange(BaseModel):
     head: ExportRecommendation | None = None
     reasons_added: tuple[str, ...] = ()
     reasons_removed: tuple[str, ...] = ()
+    config_changes: tuple[ConfigChange, ...] = ()
+    # `not-planned`: the export is on the base, and its file at head has a config error.
+    broken_at: BrokenAt | None = None
 
     @property
     def score_delta(self) -> int | None:
@@ -91,6 +133,10 @@ class WarningChange(BaseModel):
     kind_head: WarningKind | None = None
     members_base: tuple[str, ...] = ()
     members_head: tuple[str, ...] = ()
+    # The group's name on the base when the PR renamed it (same members, same kind).
+    renamed_from: str | None = None
+    # `unknown`: the config file at head that would say (it does not load).
+    broken_file: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -125,6 +171,14 @@ class Finding(BaseModel):
     score: int | None = None
 
 
+class GroupRename(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    before: str
+    after: str
+    exports: int
+
+
 class PlanDiff(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
@@ -136,6 +190,9 @@ class PlanDiff(BaseModel):
     findings: tuple[Finding, ...]
     head_problems: tuple[Problem, ...]
     unchanged_files: tuple[str, ...] = ()
+    # Source groups the PR renamed: every member of `before` is a member of `after` at head
+    # and nothing else is (matched by config file and export name).
+    group_renames: tuple[GroupRename, ...] = ()
 
     @property
     def changed_exports(self) -> tuple[ExportChange, ...]:
@@ -176,7 +233,7 @@ class _ConfigGroups:
 
 def _group_pressures(
     plan: Plan, memo: dict[int, _ConfigGroups] | None = None,
-) -> tuple[dict[tuple[str, str], GroupPressure], dict[str, int]]:
+) -> tuple[dict[tuple[str, str], GroupPressure], dict[str, set[str]]]:
     """Every warning group of a plan: per config file, and over every config for groups that
     span two or more files (a shared replica ignores file boundaries); and the number of files
     of each group. `memo` keeps a config's groups by plan object: a file both sides share
@@ -204,7 +261,7 @@ def _group_pressures(
             out[(REPO_SCOPE, group)] = ("heavy", tuple(heavy))
         elif len(names) >= 3:
             out[(REPO_SCOPE, group)] = ("shared", tuple(names))
-    return out, {group: len(paths) for group, paths in files.items()}
+    return out, files
 
 
 _LIST_INDEX = re.compile(r"\[\d+\]")
@@ -238,19 +295,84 @@ def diff_plans(
                    for c in head.configs if c.path not in unchanged for e in c.exports}
     old_path = {new: old for old, new in renames.items()}
 
+    broken = broken_files(head)
     changes: list[ExportChange] = []
     for key in sorted(head_by_key.keys() | base_by_key.keys()):
         before, after = base_by_key.get(key), head_by_key.get(key)
-        changes.append(_export_change(key, before, after, old_path.get(key[0])))
+        change = _export_change(key, before, after, old_path.get(key[0]))
+        if before is not None and key[0] in broken:
+            if after is None:
+                # The file does not load (or refuses this export) at head: not a deletion.
+                change = change.model_copy(update={
+                    "status": "not-planned",
+                    "broken_at": _nearest(broken[key[0]], before.line)})
+            elif change.status == "changed":
+                # Planned, but beside exports that are not: what it shares with them (a heavy
+                # peer, its isolation) is unknown at head.
+                change = change.model_copy(update={
+                    "broken_at": _nearest(broken[key[0]], before.line)})
+        changes.append(change)
 
-    warnings = _warning_changes(base, head, renames)
+    memo: dict[int, _ConfigGroups] = {}
+    warnings = _warning_changes(base, head, renames, broken, memo)
     findings = _findings(changes, warnings, base, head, renames, unchanged=unchanged)
     return PlanDiff(
         exports=tuple(changes), warnings=tuple(warnings),
         order_moves=tuple(_order_moves(base, head, renames, top_moves, unchanged)),
         findings=tuple(findings), head_problems=head.all_problems,
         unchanged_files=tuple(sorted(unchanged)),
+        group_renames=tuple(_group_renames(base, head, renames, memo)),
     )
+
+
+def broken_files(plan: Plan) -> dict[str, list[Problem]]:
+    """Config files with an error that keeps exports from being planned (a file that does not
+    parse or validate, an export rivet refuses), by path: the errors."""
+    out: dict[str, list[Problem]] = {}
+    for config in plan.configs:
+        errors = [p for p in config.problems if p.severity == "error"]
+        if errors:
+            out[config.path] = errors
+    return out
+
+
+def _nearest(errors: list[Problem], line: int | None) -> BrokenAt:
+    """The error nearest to where the export was (the file's first error without a line)."""
+    def distance(problem: Problem) -> tuple[int, int]:
+        if problem.line is None or line is None:
+            return (1 << 30, 0)
+        return (abs(problem.line - line), problem.line)
+    best = min(errors, key=distance)
+    return BrokenAt(file=best.file, line=best.line, kind=best.finding)
+
+
+def _group_keys(plan: Plan, renames: Mapping[str, str],
+                memo: dict[int, _ConfigGroups]) -> dict[str, set[tuple[str, str]]]:
+    """Each source group's members as (config path, export name), paths renamed to head's."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for config in plan.configs:
+        groups = memo.get(id(config))
+        if groups is None:
+            groups = memo[id(config)] = _ConfigGroups(config)
+        path = renames.get(config.path, config.path)
+        for group, (names, _heavy) in groups.members.items():
+            out.setdefault(group, set()).update((path, name) for name in names)
+    return out
+
+
+def _group_renames(base: Plan, head: Plan, renames: Mapping[str, str],
+                   memo: dict[int, _ConfigGroups]) -> list[GroupRename]:
+    before, after = _group_keys(base, renames, memo), _group_keys(head, {}, memo)
+    gone = {frozenset(members): group for group, members in before.items()
+            if group not in after}
+    out = []
+    for group, members in sorted(after.items()):
+        if group in before:
+            continue
+        old = gone.get(frozenset(members))
+        if old is not None:
+            out.append(GroupRename(before=old, after=group, exports=len(members)))
+    return out
 
 
 def _export_change(
@@ -281,7 +403,35 @@ def _export_change(
         base=b, head=h,
         reasons_added=tuple(k for k in head_kinds if k not in base_kinds),
         reasons_removed=tuple(k for k in base_kinds if k not in head_kinds),
+        config_changes=config_changes(before, after) if before and after else (),
     )
+
+
+def _config_values(export: PlannedExport, full: bool) -> tuple[ConfigValue, ...]:
+    """The values of CONFIG_KEYS for one export: from the config as written when both sides
+    have it (`full`), else only what every plan carries (mode, strategy, source group)."""
+    config = export.config
+    group = export.recommendation.source_group
+    if not full or config is None:
+        return (export.mode, export.strategy, *([None] * 8), group, None)
+    return (export.mode, export.strategy, config.chunk_column, config.chunk_size,
+            config.chunk_count, config.chunk_by_days, config.cursor_column,
+            config.cursor_fallback_column, config.time_column, config.days_window, group,
+            config.reconcile_required)
+
+
+def config_changes(before: PlannedExport, after: PlannedExport) -> tuple[ConfigChange, ...]:
+    """What the PR changed in one export's config, in CONFIG_KEYS order (`strategy` only when
+    `mode` did not change)."""
+    full = before.config is not None and after.config is not None
+    old, new = _config_values(before, full), _config_values(after, full)
+    if old == new:
+        return ()
+    out = []
+    for key, b, h in zip(CONFIG_KEYS, old, new, strict=True):
+        if b != h and not (key == "strategy" and old[0] != new[0]):
+            out.append(ConfigChange(key=key, before=b, after=h))
+    return tuple(out)
 
 
 # Every field set, so a copy equals an ExportChange built field by field.
@@ -309,15 +459,28 @@ def material_change(base: ExportRecommendation, head: ExportRecommendation) -> b
 _KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
 
 
-def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list[WarningChange]:
-    memo: dict[int, _ConfigGroups] = {}
+def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str],
+                     broken: Mapping[str, object] | None = None,
+                     memo: dict[int, _ConfigGroups] | None = None) -> list[WarningChange]:
+    memo = {} if memo is None else memo
+    broken = broken or {}
     base_pressures, base_files = _group_pressures(base, memo)
     after, head_files = _group_pressures(head, memo)
     before = {(renames.get(scope, scope), group): p
               for (scope, group), p in base_pressures.items()}
+    base_files = {group: {renames.get(f, f) for f in files}
+                  for group, files in base_files.items()}
+    renamed = _renamed_warnings(before, after)
+    replaced = set(renamed.values())
     out = []
     for scope, group in sorted(before.keys() | after.keys()):
+        if (scope, group) in replaced:
+            continue  # shown under its new name
         b, h = before.get((scope, group)), after.get((scope, group))
+        old_group = None
+        if b is None and (scope, group) in renamed:
+            old_group = renamed[(scope, group)][1]
+            b = before[(scope, old_group)]
         kind_b, kind_h = (b[0] if b else None), (h[0] if h else None)
         status: FindingStatus
         if _KIND_RANK[kind_h] > _KIND_RANK[kind_b]:
@@ -326,18 +489,45 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str]) -> list
             status = "resolved"
         else:
             status = "pre-existing"
+        # A file of the group that does not load at head cannot say the warning went away.
+        files = {scope} if scope != REPO_SCOPE else base_files.get(group, set())
+        broken_file = next((f for f in sorted(files) if f in broken), None)
+        weaker = status == "resolved" or (
+            kind_b == kind_h and b is not None and h is not None and set(h[1]) < set(b[1]))
+        if broken_file is None or not weaker:
+            broken_file = None
+        else:
+            status = "unknown"
         shown = h or b
         assert shown is not None
         message = pressure_message(group, shown)
         if scope == REPO_SCOPE:
-            files = (head_files if h else base_files)[group]
-            message += f" (across {files} config files)"
+            count = len((head_files if h else base_files)[group])
+            message += f" (across {count} config files)"
         out.append(WarningChange(
             scope=scope, group=group, status=status, message=message,
             kind_base=kind_b, kind_head=kind_h, members_base=b[1] if b else (),
-            members_head=h[1] if h else ()))
-    order = {"new": 0, "resolved": 1, "pre-existing": 2}
+            members_head=h[1] if h else (), renamed_from=old_group, broken_file=broken_file))
+    order = {"new": 0, "resolved": 1, "unknown": 2, "pre-existing": 3}
     return sorted(out, key=lambda w: order[w.status])
+
+
+def _renamed_warnings(
+    before: Mapping[tuple[str, str], GroupPressure],
+    after: Mapping[tuple[str, str], GroupPressure],
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """Head warning key → base warning key, for a group renamed with the same members and the
+    same kind of warning (and the old name gone from that scope at head)."""
+    gone = {(scope, kind, frozenset(names)): (scope, group)
+            for (scope, group), (kind, names) in before.items() if (scope, group) not in after}
+    out = {}
+    for (scope, group), (kind, names) in after.items():
+        if (scope, group) in before:
+            continue
+        old = gone.pop((scope, kind, frozenset(names)), None)
+        if old is not None:
+            out[(scope, group)] = old
+    return out
 
 
 def _order_moves(base: Plan, head: Plan, renames: Mapping[str, str], top: int,
@@ -381,7 +571,7 @@ def _findings(
                                file=p.file))
     # Export findings in (file, export) order, as one `ExportChange` per export would give.
     by_export = [((c.config_path, c.export_name), found) for c in changes
-                 if (found := _export_findings(c))]
+                 if c.status != "not-planned" and (found := _export_findings(c))]
     for config in head.configs:
         if config.path in unchanged:
             by_export.extend(_unchanged_findings(config))
@@ -432,6 +622,8 @@ def _export_findings(change: ExportChange) -> list[Finding]:
              "source_group": latest.source_group if latest else None,
              "score": latest.priority_score if latest else None}
     isolation = change.isolation
+    if isolation == "resolved" and change.broken_at is not None:
+        isolation = None  # unknown while its file is broken: never "resolved"
     if isolation is not None and latest is not None:
         out.append(Finding(kind="new-isolation", status=isolation, **where,
                            message=f"{name}: isolate_on_source on '{latest.source_group}'"))
