@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from rivet_ci.core.common.patterns import COMMIT_SHA, mask_url_userinfo
 from rivet_ci.errors import UsageError
+from rivet_ci.output.paths import first_symlink
 
 ChangeStatus = Literal["added", "modified", "removed", "renamed"]
 
@@ -537,10 +538,17 @@ class GitRepo:
     # -- the working tree ---------------------------------------------------------------------
 
     def tracks_any(self, path: Path) -> bool:
-        """Whether git tracks any file at or below `path` (False for a path outside the
-        repository): a folder a commit can fill is not one to trust as a cache."""
-        result = self._run("ls-files", "-z", "--", str(Path(path).absolute()), check=False)
-        return result.returncode == 0 and bool(result.stdout.strip(b"\0"))
+        """Whether git tracks any file at or below `path` (False for a path lexically outside
+        the repository): a folder a commit can fill is not one to trust as a cache. Fails
+        closed: when git cannot answer (a path beyond a symbolic link, a broken index), True."""
+        absolute = Path(os.path.normpath(Path(path).absolute()))
+        root = Path(os.path.normpath(self.root.absolute()))
+        if absolute != root and root not in absolute.parents:
+            return False
+        if first_symlink(absolute, root) is not None:
+            return True  # git answers "nothing" beyond a link, with status 0: fail closed
+        result = self._run("ls-files", "-z", "--", str(absolute), check=False)
+        return result.returncode != 0 or bool(result.stdout.strip(b"\0"))
 
     def check_repository(self) -> None:
         """``GitError`` saying so when ``root`` is not inside a git work tree."""

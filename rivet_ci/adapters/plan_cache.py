@@ -32,6 +32,7 @@ from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.core.plan.planner import ConfigPlan
 from rivet_ci.core.plan.reuse import PLAN_KEY_FORMAT, summary_plan
+from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized, refuse_symlinks
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -160,16 +161,30 @@ class PlanCache:
 
 
 def open_cache(directory: Path | None, repo: GitRepo,
-               adopt: Callable[[Path], None] | None = None) -> tuple[PlanCache | None, str | None]:
-    """The plan cache in `directory`, or None and why not: a folder git tracks files in (a
-    commit — a pull request — could fill it with entries) or a symbolic link is not used."""
+               adopt: Callable[[Path], None] | None = None, *,
+               rule: PathRule | None = None) -> tuple[PlanCache | None, str | None]:
+    """The plan cache in `directory`, or None and why not.
+
+    Not used: a folder reached through a symbolic link at any component below the workspace
+    (`rule`, the one path rule; without one — the CLI — below the repository), one outside
+    the workspace and the runner's temp (with `rule`), or a folder git tracks files in or
+    cannot say it tracks none in (a commit — a pull request — could fill it with entries).
+    """
     if directory is None:
         return None, None
-    if directory.is_symlink():
-        return None, f"{directory} is a symbolic link; not used as the plan cache"
+    try:
+        if rule is not None:
+            directory = rule.confine(directory, "cache-dir")
+        else:
+            directory = normalized(directory, Path.cwd())
+            root = Path(os.path.normpath(repo.root.absolute()))
+            refuse_symlinks(directory, root if inside(directory, root) else directory.parent,
+                            action="use", what="cache-dir")
+    except PathRefusedError as exc:
+        return None, f"{exc}; not used as the plan cache"
     if repo.tracks_any(directory):
-        return None, (f"git tracks files in {directory}: a commit could fill it, so it is not "
-                      "used as the plan cache")
+        return None, (f"git tracks files in {directory} (or cannot tell that it tracks none): "
+                      "a commit could fill it, so it is not used as the plan cache")
     return PlanCache(directory, adopt=adopt), None
 
 

@@ -57,6 +57,7 @@ from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.github_action.trust import TrustedFiles, check_outside_review
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
+from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import blob_linker
@@ -131,6 +132,33 @@ def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) 
     return into
 
 
+def confine_inputs(settings: ActionSettings, rule: PathRule) -> ActionSettings:
+    """The settings with every path input normalised by the one path rule
+    (`rivet_ci.output.paths`): inside the workspace or the runner's temp directory, never
+    through a symbolic link — refused (exit 2) naming the input otherwise. Outputs may be a
+    link themselves (it is replaced, never written through); trusted files are read from the
+    base revision by path, and from disk (the workflow's own) checking every component."""
+    update: dict[str, Any] = {
+        "output": rule.confine(settings.output, "output", action="write", links="parents")}
+    if settings.rivet_compatible_artifact is not None:
+        update["rivet_compatible_artifact"] = rule.confine(
+            settings.rivet_compatible_artifact, "rivet-compatible-artifact", action="write",
+            links="parents")
+    for name, label in (("facts", "facts"), ("template_dir", "template-dir")):
+        value = getattr(settings, name)
+        if value is not None:
+            update[name] = rule.confine(value, label, links="none")
+    if settings.cache_dir is not None:  # checked when opened: a refused cache is not used
+        update["cache_dir"] = normalized(settings.cache_dir, rule.workspace)
+    waivers = rule.confine(Path(settings.waivers), "waivers", links="none")
+    relative = waivers.relative_to(rule.workspace) if inside(waivers, rule.workspace) else None
+    if relative is None or not relative.parts:
+        raise PathRefusedError(f"refusing to read waivers {settings.waivers}: the waivers file is "
+                          "read from the base revision, so it must be a path in the repository")
+    update["waivers"] = relative.as_posix()
+    return settings.model_copy(update=update)
+
+
 def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str, Any]]:
     """Settings and the event payload; every problem with either is reported at once."""
     problems: list[str] = []
@@ -154,6 +182,8 @@ def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str,
 def run(args: argparse.Namespace, ctx: Context) -> int:
     _ = args
     settings, event = read_settings(ctx.environ)
+    rule = PathRule.of(settings.workspace, ctx.environ)
+    settings = confine_inputs(settings, rule)
     policy = parse_policy(settings.fail_on)
     number, base, head = pull_request_refs(event, settings)
     owner = WorkspaceOwner.of(settings.workspace)
@@ -162,7 +192,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     base_sha, head_sha = repo.resolve(base), repo.resolve(head)
     trusted = TrustedFiles(repo, settings.workspace, trusted=base_sha,
                            fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
-                           head=head_sha)
+                           head=head_sha, rule=rule)
     facts, facts_problems, origin = load_facts(settings, trusted)
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
     redact = ctx.redact  # the output boundary's: every credential learnt is added to it
@@ -226,6 +256,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # The template dir, from the trusted side (before planning; read once).
         template_files = (trusted.read_dir(settings.template_path, "template")
                           if settings.template_path is not None else None)
+        if template_files is None and settings.template_path is not None:
+            # the workflow's own directory, on disk: no link on the way to it either
+            rule.confine(settings.template_path, "template-dir")
         outputs: dict[str, str | int | bool] = {}
         rivet_path = settings.rivet_artifact_path
 
@@ -255,7 +288,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
         # 2. The comment (short enough for GitHub) and the full report (for the step summary).
         cache, refused = open_cache(settings.cache_path, repo,
-                                    owner.adopt if owner is not None else None)
+                                    owner.adopt if owner is not None else None, rule=rule)
         if refused:
             ctx.stdout.write(f"::warning title=rivet-ci cache::{escape_data(refused)}\n")
         report = review_pull_request(

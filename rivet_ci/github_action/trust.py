@@ -29,6 +29,7 @@ from rivet_ci.adapters.git import GitRepo, compile_globs, decode_text
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.core.config.loader import load_config_text
 from rivet_ci.core.gate.diff import Finding
+from rivet_ci.output.paths import PathRule
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
 TrustedKind = Literal["facts", "url-file", "state", "template"]
@@ -54,6 +55,7 @@ class TrustedFiles:
     trusted: str  # the base revision (a commit sha)
     fork_point: str
     head: str
+    rule: PathRule | None = None  # the one path rule (default: the workspace alone)
     findings: list[Finding] = field(default_factory=list)
     _reported: set[tuple[str, str]] = field(default_factory=set)
 
@@ -86,12 +88,21 @@ class TrustedFiles:
                                   f"cannot grade itself with its own {what}, so {used}")
         return base, bool(base or head or before)
 
+    @property
+    def paths(self) -> PathRule:
+        return self.rule if self.rule is not None else PathRule.of(self.workspace, {})
+
     def read_file(self, path: Path, kind: TrustedKind) -> bytes | None:
         """The trusted content of one file, or None when there is none."""
-        rel = self.relative(path)
-        if rel is None:  # outside the workspace: a path the workflow chose
-            target = path if path.is_absolute() else self.workspace / path
-            return read_nofollow(target, None) if target.is_file() else None
+        # Inside the workspace or the runner's temp, or refused (the one path rule); every
+        # component on disk is checked when the disk is read.
+        target = self.paths.confine(path, _WHAT[kind], links="none")
+        rel = self.relative(target)
+        if rel is None:  # in the runner's temp directory: the workflow's own file
+            root = self.paths.root_of(target)
+            if not os.path.lexists(target):
+                return None
+            return read_nofollow(target, root)
         entries, tracked = self._compare(kind, rel)
         if not tracked:
             target = self.workspace / rel
@@ -119,7 +130,7 @@ class TrustedFiles:
         None when the directory is tracked on neither side (the workflow's own, on disk).
         Symbolic links are left out.
         """
-        rel = self.relative(path)
+        rel = self.relative(self.paths.confine(path, _WHAT[kind], links="none"))
         if rel is None:
             return None
         entries, tracked = self._compare(kind, rel)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from rivet_ci.errors import UsageError
+from rivet_ci.output.paths import PathRefusedError, first_symlink, normalized
 from rivet_ci.output.redaction import Redactor
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -108,27 +108,25 @@ def logging_to(stream: TextIO) -> Iterator[None]:
 
 def symlinked_parent(path: Path, root: Path | None) -> Path | None:
     """The first directory below `root` on the way to `path` that is a symbolic link, if any
-    (None also for a path outside `root`)."""
+    (None also for a path outside `root`); the one path rule's `first_symlink`."""
     if root is None:
         return None
-    try:
-        relative = path.parent.relative_to(root)
-    except ValueError:
-        return None
-    current = root
-    for part in relative.parts:
-        current = current / part
-        if current.is_symlink():
-            return current
-    return None
+    base = Path(os.path.normpath(root))
+    return first_symlink(normalized(path, base), base, include_last=False)
+
+
+def _confined(path: Path, root: Path | None) -> Path:
+    """`path` as the I/O uses it: normalised lexically below `root` (so `a/link/../x` is
+    `a/x`, which is what was checked), as given without a root."""
+    return path if root is None else normalized(path, Path(os.path.normpath(root)))
 
 
 def check_parents(path: Path, root: Path | None) -> None:
     """Refuse a parent directory of `path` that is a symlink below `root`."""
     link = symlinked_parent(path, root)
     if link is not None:
-        raise UsageError(f"refusing to write {path}: {link} is a symbolic link "
-                         "(committed by the pull request?)")
+        raise PathRefusedError(f"refusing to write {path}: {link} is a symbolic link "
+                          "(committed by the pull request?)")
 
 
 def _refuse_symlinked_parents(path: Path, root: Path | None) -> None:
@@ -145,7 +143,7 @@ def _open_nofollow(path: Path, *, append: bool) -> int:
         if exc.errno not in (errno.ELOOP, errno.EMLINK) and not path.is_symlink():
             raise
     if append:
-        raise UsageError(f"refusing to append to {path}: it is a symbolic link")
+        raise PathRefusedError(f"refusing to append to {path}: it is a symbolic link")
     path.unlink()  # replace the link itself, never write through it
     return os.open(path, flags | os.O_EXCL, 0o644)
 
@@ -154,6 +152,7 @@ def write_output(path: Path, text: str, redact: Redactor, *, root: Path | None =
                  append: bool = False) -> None:
     """Write `text`, redacted, to `path` without following a symlink at or below `root`."""
     data = redact(text).encode("utf-8", "backslashreplace")
+    path = _confined(path, root)
     _refuse_symlinked_parents(path, root)
     fd = _open_nofollow(path, append=append)
     with os.fdopen(fd, "wb") as handle:
@@ -171,6 +170,7 @@ def write_chunks(path: Path | None, chunks: Iterable[bytes], redact: Redactor, *
     once, as bytes, for both; nothing holds the whole document."""
     fd = None
     if path is not None:
+        path = _confined(path, root)
         _refuse_symlinked_parents(path, root)
         fd = _open_nofollow(path, append=False)
     with os.fdopen(fd, "wb") if fd is not None else contextlib.nullcontext() as handle:
@@ -197,12 +197,17 @@ MAX_TRUSTED_FILE_BYTES = 256 * 1024 * 1024
 _NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-class UntrustedPathError(UsageError):
+class UntrustedPathError(PathRefusedError):
     """A trusted file would be read through a symbolic link or from outside the workspace."""
+
+
+class FileTooLargeError(UntrustedPathError):
+    """A file over the reader's size limit (read no further)."""
 
 
 def read_nofollow(path: Path, root: Path | None, *, limit: int = MAX_TRUSTED_FILE_BYTES) -> bytes:
     """A file's bytes without following a symlink at or below `root` (nor at `path` itself)."""
+    path = _confined(path, root)
     link = symlinked_parent(path, root)
     if link is not None:
         raise UntrustedPathError(f"refusing to read {path}: {link} is a symbolic link")
@@ -215,5 +220,5 @@ def read_nofollow(path: Path, root: Path | None, *, limit: int = MAX_TRUSTED_FIL
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise UntrustedPathError(f"{path} is larger than {limit:,} bytes")
+        raise FileTooLargeError(f"{path} is larger than {limit:,} bytes")
     return data

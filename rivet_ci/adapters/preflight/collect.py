@@ -43,6 +43,7 @@ cheap on a replica, which columns one statement covers) are pure rules in
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -115,7 +116,9 @@ from rivet_ci.core.facts.probe_rules import (
     probe_needs,
     range_skip,
 )
+from rivet_ci.output.paths import PathRefusedError, inside, normalized
 from rivet_ci.output.redaction import Redactor
+from rivet_ci.output.sink import FileTooLargeError, read_nofollow
 
 __all__ = ["QUERY_RANGE_SKIPPED", "PreflightOptions", "ProgressCallback", "collect_facts"]
 
@@ -327,20 +330,28 @@ class _QueryFileError(Exception):
 
 
 def _read_query_file(config_file: Path, name: str, repo_root: Path | None) -> str:
-    base = config_file.parent.resolve()
-    allowed = (repo_root or base).resolve()
-    path = (base / name).resolve()
+    """A `query_file`, by the one path rule (`rivet_ci.output.paths`): relative to its config,
+    normalised lexically, inside the repository (or the config's directory), and never
+    through a symbolic link at any component below it."""
+    base = Path(os.path.normpath(config_file.parent.absolute()))
+    allowed = Path(os.path.normpath((repo_root or base).absolute()))
+    path = normalized(Path(name), base)
     # A PR could point query_file at any file the runner can read; keep it inside the repo.
-    if not path.is_relative_to(allowed):
+    if not inside(path, allowed):
         where = "the repository" if repo_root else "the config's directory"
         raise _QueryFileError(f"refused: query_file {name!r} points outside {where}")
     try:
-        if path.stat().st_size > _MAX_QUERY_FILE_BYTES:
-            raise _QueryFileError(f"query_file {name!r} is larger than 1 MiB")
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise _QueryFileError(f"cannot read query_file {name!r}: {reason}") from None
+        data = read_nofollow(path, allowed, limit=_MAX_QUERY_FILE_BYTES)
+    except FileTooLargeError:
+        raise _QueryFileError(f"query_file {name!r} is larger than 1 MiB") from None
+    except PathRefusedError as exc:
+        raise _QueryFileError(f"refused: query_file {name!r}: {exc}") from None
+    except OSError as exc:
+        raise _QueryFileError(f"cannot read query_file {name!r}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _QueryFileError(f"cannot read query_file {name!r}: {exc}") from None
 
 
 # --- one lane: one source, one source_group, the source's session -------------------------------
