@@ -51,6 +51,10 @@ def _commit_link(ws: Workspace, relative: str, depth: int, outside: Path) -> str
     return ws.repo.commit(f"link at {link}", {})
 
 
+def _input(name: str) -> str:
+    return f"INPUT_{name.upper()}"
+
+
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
             if p.is_file()}
@@ -68,8 +72,7 @@ def test_an_output_is_never_written_through_a_link_at_any_depth(
     before = _snapshot(outside)
     head = _commit_link(ws, path, depth, outside)
     gh.add_pull(REPO, PR, head_sha=head)
-    inputs = {name.replace("-", "_"): path}
-    result, _ = run_action(gh, ws, head, **inputs)
+    result, _ = run_action(gh, ws, head, env={_input(name): path})
     assert _snapshot(outside) == before  # nothing written there, whatever the outcome
     if depth == 0:  # the link itself is replaced by a regular file, never written through
         assert result.code == 0, result.stderr
@@ -88,7 +91,7 @@ def test_a_trusted_input_is_never_read_through_a_link_the_pr_commits(
     outside = _outside(tmp_path)
     head = _commit_link(ws, path, depth, outside)
     gh.add_pull(REPO, PR, head_sha=head)
-    result, _ = run_action(gh, ws, head, **{name.replace("-", "_"): path})
+    result, _ = run_action(gh, ws, head, env={_input(name): path})
     assert result.code == 2, result.stderr
     assert "symbolic link" in result.stderr and "Traceback" not in result.stderr
 
@@ -105,8 +108,7 @@ def test_an_input_outside_the_workspace_and_runner_temp_is_refused(
     before = _snapshot(outside)
     head = ws.repo.commit("nothing", {})
     gh.add_pull(REPO, PR, head_sha=head)
-    result, _ = run_action(gh, ws, head, **{name.replace("-", "_"): path.format(
-        outside=outside)})
+    result, _ = run_action(gh, ws, head, env={_input(name): path.format(outside=outside)})
     assert result.code == 2, result.stderr
     assert "refusing to" in result.stderr and name in result.stderr
     assert "outside the workspace" in result.stderr or "in the repository" in result.stderr
