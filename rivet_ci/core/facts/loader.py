@@ -22,9 +22,9 @@ from rivet_ci.core.common.yaml_lines import Loc, ParsedYaml, YamlSyntaxError, pa
 from rivet_ci.core.facts.models import FACTS_FORMAT, ConfigFacts, ExportFacts, FactsFile
 
 FACTS_KEYS = tuple(FactsFile.model_fields)
-# A facts document announces itself on a top-level `format:` line (YAML, unindented) or as the
-# `"format"` member of a JSON object. rivet configs have no top-level `format` key, so a file
-# saying this is never a config, whatever glob matched it.
+# A facts document names its format on a top-level `format:` line (YAML, unindented) or as the
+# `"format"` member of a JSON object. A text matching neither cannot be one (a cheap necessary
+# condition, never the decision): `is_facts_document` decides by the parsed structure.
 _FACTS_MARK = re.compile(
     r"""^(?:format|"format"|'format')[ \t]*:[ \t]*["']?rivet-ci-facts/"""
     r"""|^[ \t]*\{?[ \t]*"format"[ \t]*:[ \t]*"rivet-ci-facts/""",
@@ -32,11 +32,31 @@ _FACTS_MARK = re.compile(
 
 
 def is_facts_document(text: str) -> bool:
-    """Whether `text` is a facts file (`format: rivet-ci-facts/...`), not a rivet config."""
-    # Both forms name the format, so a text without it is not one: that substring test first.
-    # The pattern alone tries every line start of every config file a directory walk meets
-    # (~40 ms for the 200 files, 2.4 MB, of 10,000 exports; the substring test: <1 ms).
-    return "rivet-ci-facts/" in text and _FACTS_MARK.search(text) is not None
+    """Whether `text` is a facts document, never planned as a config — decided by its
+    structure, never by a text match: it parses as a mapping whose every key is a facts file's
+    (`FACTS_KEYS`) and whose `format` is `rivet-ci-facts/...`. A config (any `source:` key or
+    other key of its own) whose text merely holds such a line — in a query, a name, a
+    description — is a config, planned and reported like any other; a text that does not
+    parse is not a facts document either (the config loader reports why)."""
+    # Both forms name the format, so a text without it is not one: the substring and the line
+    # pattern first (the pattern alone tries every line start of every config a directory walk
+    # meets: ~40 ms for the 200 files, 2.4 MB, of 10,000 exports; the substring test: <1 ms);
+    # only a text passing both is parsed.
+    if "rivet-ci-facts/" not in text or _FACTS_MARK.search(text) is None:
+        return False
+    data: Any
+    try:
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+        else:
+            data = parse_yaml(text, index_depth=0).data
+    except (ValueError, YamlSyntaxError, RecursionError):
+        return False
+    return (isinstance(data, dict) and all(isinstance(k, str) and k in FACTS_KEYS for k in data)
+            and isinstance(data.get("format"), str)
+            and data["format"].startswith("rivet-ci-facts/"))
+
+
 INVALID_ENTRY = "the facts file entry for this export is invalid (see the problems)"
 
 
