@@ -23,7 +23,7 @@ from rivet_ci.cli.runtime import drop_model_attribute_hook, leave_heap_to_exit, 
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
-from rivet_ci.output.redaction import environment_secrets, redactor_for
+from rivet_ci.output.redaction import environment_secrets, param_secrets, redactor_for
 from rivet_ci.output.sink import RedactingStream, logging_to
 
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
@@ -143,6 +143,8 @@ def _run(argv: Sequence[str], ctx: Context,
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # argparse already printed usage or help
         return int(exc.code or 0) if exc.code in (0, None) else USAGE_ERROR
+    # `--param` values are secrets until shown otherwise: masked like secret env values.
+    ctx.redact.add(*param_secrets(getattr(args, "params", None)))
     module = importlib.import_module(COMMANDS[args.command])
     command: Callable[[argparse.Namespace, Context], int] = module.run
     if before_command is not None:

@@ -58,6 +58,7 @@ from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.github_action.trust import TrustedFiles, check_outside_review
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
+from rivet_ci.output.redaction import MIN_SECRET_LENGTH
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import blob_linker
@@ -199,8 +200,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     redact.add(state_url)
     # `${...}` in pull-request content is filled only from the `env-allow` variables.
     allowed = {name: ctx.environ[name] for name in settings.env_allow if name in ctx.environ}
-    # The workflow's `params` input is trusted: it wins over the environment, as `--param`.
-    allowed.update(item.partition("=")[::2] for item in settings.params)
+    # The workflow's `params` input wins over the environment, as `--param`. Every value the
+    # workflow hands in is a secret until shown otherwise: a param whose name `env-allow`
+    # does not list is masked in every output, and fills only configs the base branch has
+    # unchanged — in a config the pull request changes its `${NAME}` is an error.
+    params = dict(item.partition("=")[::2] for item in settings.params)
+    withheld = frozenset(name for name in params if name not in settings.env_allow)
+    redact.add(*(params[name] for name in withheld if len(params[name]) >= MIN_SECRET_LENGTH))
+    allowed.update(params)
 
     def read_url_file(path: str) -> str:
         data = trusted.read_file(Path(path), "url-file")
@@ -297,7 +304,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             FactsSource(facts, origin, facts_problems, environ=allowed,
                         collect=collect if settings.live else None,
                         add_history=history if state_url and not settings.live else None,
-                        source_environ=ctx.environ),
+                        source_environ=ctx.environ, withheld=withheld),
             policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr}),
             clock=ctx.now, timestamp=ctx.timestamp, redact=redact,
             extra_findings=trust_findings,  # a PR changing what grades it: unused

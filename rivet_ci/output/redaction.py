@@ -89,6 +89,13 @@ def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     return out
 
 
+def param_secrets(items: Iterable[str] | None) -> list[str]:
+    """The values of `--param KEY=VALUE` items, masked like secret environment values (the
+    same length floor): every value the operator hands in is a secret until shown otherwise."""
+    values = (item.partition("=")[2] for item in items or ())
+    return [value for value in values if len(value) >= MIN_SECRET_LENGTH]
+
+
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # lone surrogates: undecodable file names
 

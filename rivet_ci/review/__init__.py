@@ -76,6 +76,9 @@ class FactsSource:
     collect: FactsCollector | None = None
     add_history: HistoryReader | None = None
     source_environ: Mapping[str, str] | None = None
+    # Names in `environ` that fill configs the base branch has, never a config the pull
+    # request changes (the action's `params` not listed in `env-allow`): refused there.
+    withheld: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
         origin=facts.origin, environ=facts.environ, facts_problems=facts.problems,
         collect=facts.collect, add_history=facts.add_history, worktree=sides.worktree,
         source_environ=facts.source_environ, waivers_file=sides.waivers_file,
-        cache=sides.cache, full_plans=sides.full_plans)
+        cache=sides.cache, full_plans=sides.full_plans, withheld=facts.withheld)
 
 
 def review_pull_request(

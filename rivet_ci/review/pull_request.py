@@ -312,6 +312,20 @@ def _side(files: Sequence[tuple[str, str]], texts: Mapping[str, str | None], whe
     return _Side(entries=entries, waivers=WaiverSink([], []))
 
 
+def withheld_problems(path: str, text: str, names: frozenset[str]) -> list[Problem]:
+    """An error for each withheld `${NAME}` a config the pull request changes uses, at its
+    first line: the value is the workflow's, never substituted into pull-request text."""
+    problems = []
+    for name in sorted(names):
+        at = text.find("${" + name)
+        line = text.count("\n", 0, at) + 1 if at >= 0 else None
+        problems.append(Problem(file=path, line=line, message=(
+            f"${{{name}}} is a value of the workflow's `params` input; a config this pull "
+            f"request changes is never filled from it unless `env-allow` lists {name} "
+            "(docs/security.md)")))
+    return problems
+
+
 def plan_pull_request(
     repo: GitRepo, *, base: str, head: str, globs: Sequence[str], facts: FactsFile | None,
     origin: FactsOrigin, environ: Mapping[str, str], facts_problems: Sequence[Problem] = (),
@@ -321,6 +335,7 @@ def plan_pull_request(
     waivers_file: str | None = DEFAULT_WAIVERS_FILE,
     cache: PlanCache | None = None,
     full_plans: bool = True,
+    withheld: frozenset[str] = frozenset(),
 ) -> PullRequestPlan:
     """Plan base and head against one facts source.
 
@@ -339,7 +354,9 @@ def plan_pull_request(
     facts or run history), a plan stored under the same key is reused and not loaded at all;
     new plans are stored. Without `full_plans` (no plan document will be written), the plans of
     files the change cannot affect are kept as summaries (`summary_plan`: what the diff and the
-    comment read), which is what keeps a large repository's memory small.
+    comment read), which is what keeps a large repository's memory small. `withheld`: names
+    of `environ` that fill only the configs the base has unchanged; in a config the pull
+    request changes they stay unfilled and their `${NAME}` is an error (`withheld_problems`).
     """
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
@@ -390,18 +407,29 @@ def plan_pull_request(
             unit.plan = summary_plan(unit.plan)
         unit.loaded = None  # planned: the loaded config is not needed any more
 
+    pr_environ = ({k: v for k, v in environ.items() if k not in withheld} if withheld
+                  else environ)
+
     def load_units(chosen: Sequence[_Unit]) -> None:
         """From the cache, or loaded (and, with the facts known, planned)."""
         for unit in chosen:
+            # A config the pull request changed (no base version of this path and blob) is
+            # filled without the withheld names (docs/security.md).
+            changed_by_pr = bool(withheld) and id(unit) not in in_base
+            unit_environ = pr_environ if changed_by_pr else environ
             if cache is not None:
                 unit.key = plan_key(fingerprint=fingerprint, path=unit.path,
-                                    blob=unit.oid, text=unit.text, environ=environ,
+                                    blob=unit.oid, text=unit.text, environ=unit_environ,
                                     facts_digest=digest)
                 hit = cache.get(unit.key, summary=id(unit) in summarized)
                 if hit is not None:
                     unit.plan, unit.export_lines = hit.plan, hit.export_lines
                     continue
-            unit.loaded = load_config_text(unit.path, unit.text, environ)
+            unit.loaded = load_config_text(unit.path, unit.text, unit_environ)
+            if changed_by_pr and unit.loaded.placeholders & withheld:
+                unit.loaded = unit.loaded.model_copy(update={"problems": (
+                    *unit.loaded.problems,
+                    *withheld_problems(unit.path, unit.text, unit.loaded.placeholders & withheld))})
             unit.export_lines = unit.loaded.export_lines
             if at_once:
                 plan_unit(unit, facts)
