@@ -24,6 +24,40 @@ from support import db_seed
 from support.action import Workspace, action_github, example_workspace
 from support.fake_github import FakeGitHub
 
+# The inner loop, `pytest -m "not slow"`, leaves out what needs a database server, the Docker
+# image or the real rivet binary, and the property and fuzz suites. They are marked `slow` here,
+# by what they use, so that no test module has to remember it; a test that is slow on its own
+# says `@pytest.mark.slow`. `.ci/run` runs everything.
+SLOW_FIXTURES = frozenset({"pg_url", "mysql_url", "pg_db", "mysql_db"})
+SLOW_MODULES = frozenset({
+    "test_image_e2e", "test_core_fuzz", "test_core_properties", "test_core_yaml_equivalence",
+    # Live preflight and history: their tests reach a server through request.getfixturevalue too.
+    "test_live_cli", "test_pr_action_live", "test_preflight_attacks", "test_preflight_collect",
+    "test_preflight_dialects", "test_preflight_faults", "test_preflight_safety",
+    "test_state_history",
+})
+SLOW_SUPPORT = frozenset({"support.real_rivet"})
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    if module is None:
+        return False
+    if module.__name__ in SLOW_MODULES:
+        return True
+    if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    if any(item.get_closest_marker(server) for server in ("postgres", "mariadb")):
+        return True
+    return any(getattr(value, "__module__", None) in SLOW_SUPPORT
+               for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)
+
 
 def _server_url(env: str, kind: str, name: str) -> Iterator[str]:
     if os.environ.get(env):

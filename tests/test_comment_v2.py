@@ -244,6 +244,7 @@ def big_pr(tmp_path: Path) -> Repo:
     return repo
 
 
+@pytest.mark.slow
 def test_a_large_pr_leads_with_a_summary_and_grouped_causes(big_pr: Repo,
                                                             tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
@@ -267,6 +268,7 @@ def test_a_large_pr_leads_with_a_summary_and_grouped_causes(big_pr: Repo,
     assert "Reasons per export are not shown here" in body
 
 
+@pytest.mark.slow
 def test_the_local_hint_says_how_to_get_every_row_without_output(big_pr: Repo) -> None:
     body = diff(big_pr).stdout
     assert "job summary" not in body

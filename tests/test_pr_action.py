@@ -144,6 +144,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert outputs["comment-posted"] == "true"
 
 
+@pytest.mark.slow
 def test_a_pr_changing_thousands_of_exports_posts_a_comment_within_the_limit(
         gh: FakeGitHub, ws: Workspace) -> None:
     ws.repo.checkout("main")

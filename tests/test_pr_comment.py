@@ -190,6 +190,7 @@ def check_golden(name: str, body: str) -> None:
 
 # -- size -----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_pr_changing_thousands_of_exports_stays_within_githubs_limit(tmp_path: Path) -> None:
     repo = Repo.init(tmp_path / "repo")
     repo.commit("base", {f"rivet/big_{i:02d}.yaml": big_config(i, "full")

@@ -42,3 +42,42 @@ def test_support_modules_hold_no_tests() -> None:
 def test_every_helper_module_is_in_support() -> None:
     assert {p.name for p in TESTS.glob("*.py") if not p.name.startswith("test_")} == {
         "conftest.py"}
+
+
+SERVER_FIXTURES = ("pg_db", "mysql_db", "pg_url", "mysql_url")
+
+
+def test_the_inner_loop_reaches_no_server() -> None:
+    """`pytest -m "not slow"` starts no database: a module whose tests reach a server by name
+    (`request.getfixturevalue("pg_db")` escapes the fixture-based marking) is listed in
+    conftest's SLOW_MODULES, or marks each such test itself."""
+    from conftest import SLOW_MODULES
+
+    unlisted = []
+    for path in sorted(TESTS.glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        dynamic = "getfixturevalue" in text and any(f'"{name}"' in text
+                                                    for name in SERVER_FIXTURES)
+        if dynamic and path.stem not in SLOW_MODULES and "mark.slow" not in text:
+            unlisted.append(path.stem)
+    assert unlisted == []
+
+
+def test_the_inner_loop_leaves_out_what_conftest_marks() -> None:
+    """The marking is real: collecting with `-m "not slow"` drops the server, fuzz and image
+    tests and keeps the rest."""
+    import subprocess
+    import sys
+
+    def collected(*args: str) -> set[str]:
+        out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                              "-p", "no:cacheprovider", *args, str(TESTS)],
+                             capture_output=True, text=True, check=True, cwd=TESTS.parent,
+                             timeout=300).stdout
+        return {line.split("::")[0] for line in out.splitlines() if "::" in line}
+
+    fast = collected("-m", "not slow")
+    assert fast, "the inner loop collected nothing"
+    for module in ("test_core_fuzz", "test_preflight_safety", "test_state_history"):
+        assert f"tests/{module}.py" not in fast
+    assert "tests/test_core_rules.py" in fast

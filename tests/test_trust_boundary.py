@@ -302,6 +302,7 @@ def test_a_symlinked_output_directory_is_refused(
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_outputs_are_written_before_posting(gh: FakeGitHub, ws: Workspace) -> None:
     head = add_order_items(ws)
     gh.add_pull(REPO, PR, head_sha=head)
