@@ -518,29 +518,27 @@ def test_ghes_base_url_with_a_path_prefix(sleeps: list[float]) -> None:
 def test_find_pull_for_a_fork_head(gh: FakeGitHub, client: GitHubClient) -> None:
     gh.add_pull(REPO, 8, head_sha=SHA2, head_ref="fix-typo", head_repo="forker/warehouse")
 
-    pull = find_pull_for_head(
-        client, repo=REPO, head_owner="forker", head_branch="fix-typo", head_sha=SHA2
+    (pull,) = find_pull_for_head(
+        client, repo=REPO, head_repo="forker/warehouse", head_branch="fix-typo", head_sha=SHA2
     )
 
-    assert pull is not None
     assert (pull.number, pull.head_repo, pull.head_sha) == (8, "forker/warehouse", SHA2)
     assert client.pulls_for_commit(REPO, SHA2) == []  # why the head search is needed
 
 
 def test_find_pull_for_a_same_repo_branch(gh: FakeGitHub, client: GitHubClient) -> None:
-    pull = find_pull_for_head(
-        client, repo=REPO, head_owner="acme", head_branch="feature", head_sha=SHA1
+    (pull,) = find_pull_for_head(
+        client, repo=REPO, head_repo=REPO, head_branch="feature", head_sha=SHA1
     )
-    assert pull is not None
     assert pull.number == PR
     assert [p.number for p in client.pulls_for_commit(REPO, SHA1)] == [PR]
 
 
 def test_find_pull_returns_none_when_there_is_no_pr(client: GitHubClient) -> None:
     found = find_pull_for_head(
-        client, repo=REPO, head_owner="acme", head_branch="nope", head_sha="9" * 40
+        client, repo=REPO, head_repo=REPO, head_branch="nope", head_sha="9" * 40
     )
-    assert found is None
+    assert found == []
 
 
 def workflow_run(run_id: int, head_sha: str, head_branch: str, head_repo: str, *,

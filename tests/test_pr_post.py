@@ -48,16 +48,18 @@ def comment_file(tmp_path: Path, *, gate_id: str = "default", head: str = HEAD,
 
 
 def workflow_run_event(tmp_path: Path, *, run_id: int = 99,
-                       pulls: list[tuple[int, str]] | None = None, head_sha: str = HEAD) -> Path:
+                       pulls: list[tuple[int, str]] | None = None, head_sha: str = HEAD,
+                       head_repo: str = "contributor/warehouse",
+                       head_branch: str = "add-orders") -> Path:
     """A `workflow_run` (completed) payload; `pull_requests` is empty for fork PRs."""
     payload: dict[str, Any] = {
         "action": "completed",
         "workflow_run": {
             "id": run_id, "name": "rivet-ci plan (fork-safe example)", "event": "pull_request",
             "status": "completed", "conclusion": "failure",
-            "head_branch": "add-orders", "head_sha": head_sha,
-            "head_repository": {"full_name": "contributor/warehouse",
-                                "owner": {"login": "contributor"}},
+            "head_branch": head_branch, "head_sha": head_sha,
+            "head_repository": {"full_name": head_repo,
+                                "owner": {"login": head_repo.partition("/")[0]}},
             "repository": {"full_name": REPO, "owner": {"login": "acme"}},
             "pull_requests": [
                 {"number": n, "head": {"sha": head_sha},
@@ -118,7 +120,7 @@ def test_the_pull_request_comes_from_the_workflow_run_payload(gh: FakeGitHub,
     # Same-repository PRs are listed in workflow_run.pull_requests.
     # Listed first: a pull request of another repository from the same branch.
     event = workflow_run_event(tmp_path, pulls=[(3, "upstream/warehouse"), (8, REPO)],
-                               head_sha="b" * 40)
+                               head_sha="b" * 40, head_repo=REPO, head_branch="other")
     path = comment_file(tmp_path, head="b" * 40)
     result = post(gh, tmp_path, "--comment-file", str(path), "--run-id", "99", event=event)
     assert result.code == 0, result.stderr

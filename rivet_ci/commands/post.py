@@ -22,7 +22,7 @@ from typing import Any
 from rivet_ci.adapters.github.comments import Behaviour, CommentAction, upsert_comment
 from rivet_ci.adapters.github.event import read_event as read_event_file
 from rivet_ci.adapters.github.models import WorkflowRun
-from rivet_ci.adapters.github.pulls import find_pull_for_run
+from rivet_ci.adapters.github.pulls import AmbiguousPullError, find_pull_for_run
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
 from rivet_ci.core.comment.marker import Marker, parse_marker
@@ -110,18 +110,22 @@ def _string(data: Any, *keys: str) -> str | None:
 
 
 def pull_of_run(client: GitHubClient, repo: str, run: dict[str, Any]) -> int | None:
-    """The open pull request of the triggering run (`find_pull_for_run`), from what GitHub
-    reports about the run in the event — never from the artifact."""
+    """The one open pull request of the triggering run (`find_pull_for_run`: exactly the
+    payload's head repository, branch and commit), from what GitHub reports about the run in
+    the event — never from the artifact. None when there is none; a `UsageError` when the
+    payload cannot name one or several fit."""
     try:
         workflow_run = WorkflowRun.from_api(run, repo=repo)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise UsageError(f"the workflow_run event is malformed ({type(exc).__name__}: {exc}); "
                          "pass --pr N") from None
-    if not workflow_run.pull_numbers and (workflow_run.head_repo is None
-                                          or workflow_run.head_branch is None):
-        raise UsageError("the workflow_run event names no pull request and lacks "
-                         "head_repository.full_name / head_branch to find it")
-    pull = find_pull_for_run(client, repo=repo, run=workflow_run)
+    if workflow_run.head_repo is None or workflow_run.head_branch is None:
+        raise UsageError("the workflow_run event lacks head_repository.full_name / "
+                         "head_branch, which name its pull request; pass --pr N")
+    try:
+        pull = find_pull_for_run(client, repo=repo, run=workflow_run)
+    except AmbiguousPullError as exc:
+        raise UsageError(f"{exc}; pass --pr N") from None
     return pull.number if pull is not None else None
 
 
@@ -153,8 +157,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         number = args.pr if run_event is None else pull_of_run(client, repo, run_event)
         if number is None:
-            ctx.stdout.write("rivet-ci: no open pull request for the triggering run (closed or "
-                             "merged meanwhile?); nothing posted\n")
+            ctx.stdout.write("rivet-ci: no open pull request has exactly the triggering run's "
+                             "head (closed, merged or pushed to meanwhile?); nothing posted\n")
             return OK
         outcome = upsert_comment(client, repo=repo, number=number, body=body, short_body=body,
                                  gate_id=marker.gate_id, head_sha=marker.head_sha,

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from rivet_ci.core.common.patterns import COMMIT_SHA
+
 
 class Comment(BaseModel):
     """An issue (pull request conversation) comment."""
@@ -62,6 +64,13 @@ class PullRequest(BaseModel):
         )
 
 
+def _pull_number(value: object) -> int:
+    """A pull request number from a payload: a positive integer GitHub could have issued."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**31:
+        raise ValueError(f"pull request number {value!r:.40} is not a positive 32-bit integer")
+    return value
+
+
 class WorkflowRun(BaseModel):
     """The fields of an Actions workflow run that locate its pull request."""
 
@@ -80,14 +89,17 @@ class WorkflowRun(BaseModel):
         # GitHub may list pull requests of other repositories whose base is this branch.
         own = f"/repos/{repo}".lower()
         numbers = tuple(
-            int(pr["number"])
+            _pull_number(pr["number"])
             for pr in data.get("pull_requests") or []
             if str(pr["base"]["repo"]["url"]).lower().endswith(own)
         )
+        head_sha = data["head_sha"]
+        if not isinstance(head_sha, str) or not COMMIT_SHA.fullmatch(head_sha.lower()):
+            raise ValueError(f"head_sha {head_sha!r:.80} is not a full commit sha")
         return cls(
             id=data["id"],
             event=data["event"],
-            head_sha=data["head_sha"],
+            head_sha=head_sha.lower(),
             head_branch=data.get("head_branch"),
             head_repo=(data.get("head_repository") or {}).get("full_name"),
             pull_numbers=numbers,

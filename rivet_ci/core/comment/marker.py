@@ -80,25 +80,34 @@ def make_marker(gate_id: str, head_sha: str, timestamp: str) -> str:
     return Marker(gate_id, head_sha.lower(), timestamp).render()
 
 
+def _marker_of(match: re.Match[str]) -> Marker | None:
+    fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(match.group("fields"))}
+    try:
+        return Marker(fields["id"], fields["head"], fields["at"])
+    except (KeyError, ValueError):
+        return None  # a damaged or hand-edited marker is not ours to claim
+
+
 def parse_marker(body: str) -> Marker | None:
     """Return the first well-formed rivet-ci marker in ``body``, or ``None``."""
     for match in _MARKER.finditer(body):
-        fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(match.group("fields"))}
-        try:
-            return Marker(fields["id"], fields["head"], fields["at"])
-        except (KeyError, ValueError):
-            # A damaged or hand-edited marker is not ours to claim; keep looking.
-            continue
+        marker = _marker_of(match)
+        if marker is not None:
+            return marker
     return None
 
 
 def parse_leading_marker(body: str) -> Marker | None:
-    """The marker on the first line of ``body`` (where `attach_marker` puts it), or ``None``.
+    """The marker ``body`` starts with (where `attach_marker` puts it), or ``None``.
 
-    Only this one identifies a comment as rivet-ci's: a marker quoted further down (in a
-    reply, or pasted into another workflow's comment) never does.
+    Only this one identifies a comment as rivet-ci's: a marker quoted anywhere else — later on
+    the first line (a bot's "> <!-- rivet-ci:comment ... -->"), further down, or spread over
+    several lines — never does.
     """
-    return parse_marker(body.split("\n", 1)[0])
+    match = _MARKER.match(body)
+    if match is None or "\n" in match.group(0) or "\r" in match.group(0):
+        return None
+    return _marker_of(match)
 
 
 def attach_marker(body: str, marker: str) -> str:
