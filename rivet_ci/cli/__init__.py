@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
@@ -23,8 +23,9 @@ from rivet_ci.cli.runtime import drop_model_attribute_hook, leave_heap_to_exit, 
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import INTERRUPTED, ISSUES_URL, UNEXPECTED, USAGE_ERROR
-from rivet_ci.output.redaction import environment_secrets, param_secrets, redactor_for
+from rivet_ci.output.redaction import Redactor, environment_secrets, param_secrets, redactor_for
 from rivet_ci.output.sink import RedactingStream, logging_to
+from rivet_ci.output.workflow_commands import CommandGuard
 
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
 # imported by name and only when needed: a command pulls in what it uses (SQLAlchemy and the
@@ -124,9 +125,8 @@ def run(argv: Sequence[str], ctx: Context, *,
     """
     redact = ctx.redact
     redact.add(*environment_secrets(ctx.environ))
-    out, err = (stream if isinstance(stream, RedactingStream) and stream.redact is redact
-                else cast(TextIO, RedactingStream(stream, redact))
-                for stream in (ctx.stdout, ctx.stderr))
+    active = in_github_actions(ctx.environ)
+    out, err = (guarded(stream, redact, active=active) for stream in (ctx.stdout, ctx.stderr))
     safe = dataclasses.replace(ctx, stdout=out, stderr=err)
     try:
         with logging_to(err):
@@ -134,6 +134,24 @@ def run(argv: Sequence[str], ctx: Context, *,
     finally:
         out.flush()
         err.flush()
+
+
+def in_github_actions(environ: Mapping[str, str]) -> bool:
+    return environ.get("GITHUB_ACTIONS", "").strip().lower() == "true"
+
+
+def guarded(stream: TextIO, redact: Redactor, *, active: bool) -> TextIO:
+    """`stream` behind the output boundary: redacted (`RedactingStream`), then passed through
+    the command-stream guard (`CommandGuard`: in GitHub Actions no line rivet-ci did not build
+    as a workflow command can start one). A stream already behind both is kept."""
+    if isinstance(stream, RedactingStream) and stream.redact is redact:
+        if not isinstance(stream.raw, CommandGuard):
+            stream.raw = cast(TextIO, CommandGuard(stream.raw, active=active))
+        elif active:
+            cast(CommandGuard, stream.raw).active = True
+        return stream
+    return cast(TextIO, RedactingStream(cast(TextIO, CommandGuard(stream, active=active)),
+                                        redact))
 
 
 def _run(argv: Sequence[str], ctx: Context,
@@ -195,8 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The process-wide streams too: whatever bypasses the command's context (a traceback at
     # exit, a warning, a library printing) still leaves through the redactor.
     redact = redactor_for(environ)
-    sys.stdout = cast(TextIO, RedactingStream(sys.stdout, redact))
-    sys.stderr = cast(TextIO, RedactingStream(sys.stderr, redact))
+    active = in_github_actions(environ)
+    sys.stdout = guarded(sys.stdout, redact, active=active)
+    sys.stderr = guarded(sys.stderr, redact, active=active)
     ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
                   redact=redact)
     try:

@@ -60,6 +60,7 @@ from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
 from rivet_ci.output.redaction import MIN_SECRET_LENGTH
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
+from rivet_ci.output.workflow_commands import workflow_command
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import blob_linker
 from rivet_ci.review.pull_request import PullRequestPlan
@@ -244,7 +245,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             enriched, notes = with_state_history(current, configs, state_url, root=root,
                                                  environ=ctx.environ)
             for note in notes:
-                ctx.stdout.write(f"::warning title=rivet-ci history::{escape_data(note)}\n")
+                ctx.stdout.write(workflow_command(
+                    f"::warning title=rivet-ci history::{escape_data(note)}") + "\n")
             return enriched
 
         def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
@@ -297,7 +299,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         cache, refused = open_cache(settings.cache_path, repo,
                                     owner.adopt if owner is not None else None, rule=rule)
         if refused:
-            ctx.stdout.write(f"::warning title=rivet-ci cache::{escape_data(refused)}\n")
+            ctx.stdout.write(workflow_command(
+                f"::warning title=rivet-ci cache::{escape_data(refused)}") + "\n")
         report = review_pull_request(
             Sides(repo, base_sha, head_sha, settings.configs, waivers_file=settings.waivers,
                   cache=cache),
@@ -326,12 +329,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
     #    notices; and the facts file's own problems, which make this a setup error.
     for line in annotations_for(gate, pr.diff.findings):
-        ctx.stdout.write(line + "\n")
+        ctx.stdout.write(workflow_command(line) + "\n")
     errors = facts_errors(facts_problems)
     for problem in errors[:MAX_ANNOTATIONS]:
-        ctx.stdout.write((annotation(Finding(
+        ctx.stdout.write(workflow_command(annotation(Finding(
             kind="config-error", status="new", message=problem.render(), file=problem.file,
-            line=problem.line))).replace("title=rivet-ci config-error", "title=rivet-ci facts")
+            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts"))
             + "\n")
 
     # 4. Post (or not), then the outputs that depend on it.
@@ -371,8 +374,10 @@ def previous_comment(settings: ActionSettings, number: int | None, ctx: Context)
         found = find_own_comment(client, repo=settings.repository, number=number,
                                  gate_id=settings.gate_id)
     except GitHubError as exc:
-        ctx.stdout.write(f"::notice title=rivet-ci comment::could not read the previous "
-                         f"comment ({exc}); the comment leaves out \"since your last push\"\n")
+        ctx.stdout.write(workflow_command(
+            "::notice title=rivet-ci comment::" + escape_data(
+                f"could not read the previous comment ({exc}); the comment leaves out "
+                "\"since your last push\"")) + "\n")
         return None
     return found.body if found is not None else None
 
@@ -391,14 +396,15 @@ def post_comment(
             gate_id=settings.gate_id, head_sha=pr.head_sha,
             behaviour=Behaviour(settings.comment), timestamp=timestamp)
     except GitHubError as exc:
-        ctx.stdout.write(f"::warning title=rivet-ci comment::could not post the comment "
-                         f"({exc}); it is saved in {settings.for_output(settings.comment_path)}"
-                         f"\n")
+        ctx.stdout.write(workflow_command(
+            "::warning title=rivet-ci comment::" + escape_data(
+                f"could not post the comment ({exc}); it is saved in "
+                f"{settings.for_output(settings.comment_path)}")) + "\n")
         return None
     if outcome.action is CommentAction.FORBIDDEN:
-        ctx.stdout.write(
-            "::notice title=rivet-ci comment::the token may not comment (a pull request from a "
-            "fork?). The comment is saved in "
-            f"{settings.for_output(settings.comment_path)}; post it from a trusted workflow_run "
-            "with `rivet-ci post` (see docs/action.md).\n")
+        ctx.stdout.write(workflow_command(
+            "::notice title=rivet-ci comment::" + escape_data(
+                "the token may not comment (a pull request from a fork?). The comment is saved "
+                f"in {settings.for_output(settings.comment_path)}; post it from a trusted "
+                "workflow_run with `rivet-ci post` (see docs/action.md).")) + "\n")
     return outcome
