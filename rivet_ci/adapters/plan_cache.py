@@ -125,7 +125,7 @@ class PlanCache:
             entry = CacheEntry.model_validate_json(data)
             if entry.format != PLAN_KEY_FORMAT or entry.key != key:
                 raise ValueError("entry for another key")
-        except (OSError, ValueError, ValidationError):
+        except (OSError, ValueError, ValidationError, RecursionError):
             self.stats.invalid += 1
             self.stats.misses += 1
             return None

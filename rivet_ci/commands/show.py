@@ -65,6 +65,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError(f"{args.plan}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     except PlanReadError as exc:
         raise UsageError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read {args.plan}: not UTF-8 ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    except RecursionError:
+        raise UsageError(f"{args.plan}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, a lone surrogate
+        raise UsageError(f"{args.plan}: invalid JSON: {exc}") from None
     if args.format == "json":
         ctx.stdout.write(dump_json(plan_document(plan, generated_at=ctx.timestamp(),
                                                  version=__version__)))

@@ -206,6 +206,10 @@ def base_waivers_file(repo: GitRepo, base: str, head: str | None, path: str | No
         mark = getattr(exc, "problem_mark", None)
         return [], [*problems, Problem(file=path, line=mark.line + 1 if mark else None,
                                        message=f"invalid YAML: {exc}")]
+    except RecursionError:  # bounded: PyYAML nests by recursion
+        return [], [*problems, Problem(file=path, message="invalid YAML: nested too deeply")]
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        return [], [*problems, Problem(file=path, message=f"invalid YAML: {exc}")]
     found, file_problems = file_waivers(path, data)
     return found, [*problems, *file_problems]
 

@@ -3,25 +3,36 @@ and the pull request it names (`PullRequestEvent`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rivet_ci.core.common.json_input import JsonInputError, load_json
+from rivet_ci.core.common.limits import MAX_EVENT_BYTES
 from rivet_ci.errors import UsageError
 
 
 def read_event(path: Path, *, shown: str | None = None) -> dict[str, Any]:
-    """The event as a JSON object; a `UsageError` naming the file when it is not one."""
+    """The event as a JSON object; a `UsageError` naming the file when it is not one (not
+    readable, not UTF-8, over `MAX_EVENT_BYTES`, not JSON, nested too deeply, an integer of too
+    many digits, not an object)."""
     name = shown or str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_EVENT_BYTES + 1)
+        value = load_json(data.decode("utf-8"), limit=MAX_EVENT_BYTES)
+    except OSError as exc:
         raise UsageError(f"cannot read the event payload {name}: {exc}") from None
-    if not isinstance(data, dict):
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read the event payload {name}: not UTF-8 ({exc.reason} at "
+                         f"byte {exc.start})") from None
+    except JsonInputError as exc:
+        where = f"{name}:{exc.line}" if exc.line else name
+        raise UsageError(f"cannot read the event payload {where}: {exc.message}") from None
+    if not isinstance(value, dict):
         raise UsageError(f"the event payload {name} is not a JSON object")
-    return data
+    return value
 
 
 @dataclass(frozen=True)

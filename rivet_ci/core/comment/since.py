@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from rivet_ci.core.common.json_input import load_json
+from rivet_ci.core.common.limits import MAX_DIGEST_BYTES
 from rivet_ci.core.common.patterns import COMMIT_SHA_PREFIX
 from rivet_ci.core.gate.diff import ExportChange, Finding, PlanDiff
 from rivet_ci.core.plan.planner import ConfigPlan
@@ -155,8 +157,11 @@ def read_digest(body: str) -> Digest | None:
     if match is None:
         return None
     try:
-        data: Any = json.loads(zlib.decompress(base64.urlsafe_b64decode(match["data"]),
-                                               bufsize=1 << 16))
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(base64.urlsafe_b64decode(match["data"]), MAX_DIGEST_BYTES)
+        if inflate.unconsumed_tail:
+            return None  # inflates beyond any digest rivet-ci writes: not ours
+        data: Any = load_json(raw)
         head = data["h"]
         if not (isinstance(head, str) and COMMIT_SHA_PREFIX.fullmatch(head)):
             return None
@@ -164,7 +169,8 @@ def read_digest(body: str) -> Digest | None:
                       exports={str(k): v for k, v in data["e"]},
                       partial_findings=bool(data["pf"]), partial_exports=bool(data["pe"]),
                       since=SinceLastPush.model_validate(data["s"]) if data.get("s") else None)
-    except (binascii.Error, zlib.error, ValueError, KeyError, TypeError, ValidationError):
+    except (binascii.Error, zlib.error, ValueError, KeyError, TypeError, ValidationError,
+            RecursionError):
         return None
 
 

@@ -13,6 +13,14 @@ GITHUB_COMMENT_LIMIT = 65_536
 # GitHub allows 1 MiB per step summary.
 STEP_SUMMARY_LIMIT = 1_000_000
 
+# The largest JSON input read whole (an event payload, a plan to show): GitHub caps a webhook
+# payload at 25 MB; a plan document of 100,000 exports is ~500 MB (facts files and plan
+# documents rivet-ci writes are read by their own paths, not capped here).
+MAX_JSON_INPUT_BYTES = 1024 * 1024 * 1024
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+# A previous comment's digest, decompressed (it is at most a comment long compressed).
+MAX_DIGEST_BYTES = 8 * 1024 * 1024
+
 # rivet's integers are Rust i64 and u64 (config keys follow rivet's u16/u32/u64 ranges); YAML
 # integers beyond those but within i128/u128 get rivet's own error. i64 is also the upper bound
 # of every integer fact and history figure: larger values would overflow the planner's float

@@ -73,6 +73,8 @@ def load_facts_text(path: str, text: str) -> tuple[FactsFile | None, list[Proble
         data = json.loads(text) if json_text else parse_yaml(text, index_depth=0).data
     except json.JSONDecodeError as exc:
         return None, [Problem(file=path, line=exc.lineno, message=f"invalid JSON: {exc.msg}")]
+    except RecursionError:
+        return None, [Problem(file=path, message="invalid JSON: nested too deeply")]
     except ValueError as exc:  # e.g. an integer of 5,000 digits
         return None, [Problem(file=path, message=f"invalid JSON: {exc}")]
     except YamlSyntaxError as exc:
