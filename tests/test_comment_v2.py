@@ -132,10 +132,11 @@ def test_one_compact_table_with_the_export_linked_to_its_yaml_line(example_repo:
     assert all(len(row) == 6 for row in rows)
     by_name = {row[0].removeprefix("❌ "): row for row in rows[1:]}
     assert "🔒 runs alone on replica_a" in by_name["order_items"][5]
-    assert "🔒 runs alone on replica_a" in by_name["events"][5]
+    # (`events`, heavy in a group of three, already ran alone on the base: rivet 0.32.2)
+    assert "events" not in by_name
     blob = f"https://github.com/acme/pipelines/blob/{head}/rivet/replica_a.yaml#L"
     links = [link for link in html.links if link.startswith(blob)]
-    assert {int(link.rsplit("#L", 1)[1]) for link in links} == {16, 33}
+    assert {int(link.rsplit("#L", 1)[1]) for link in links} == {33}
 
 
 def test_links_follow_the_github_server_of_the_run(example_repo: Repo) -> None:

@@ -22,7 +22,7 @@ EXPORTS: list[dict[str, Any]] = [
     {"name": "orders", "table": "public.orders", "mode": "incremental",
      "cursor_column": "updated_at", "source_group": "replica_a"},
     {"name": "sparse", "table": "public.sparse", "mode": "chunked", "chunk_column": "id",
-     "chunk_size": 200_000, "source_group": "replica_a"},
+     "chunk_size": 200_000, "chunk_checkpoint": True, "source_group": "replica_a"},
     {"name": "customers", "table": "public.customers", "source_group": "replica_a"},
     {"name": "events", "table": "public.events_noidx", "mode": "chunked", "chunk_column": "id",
      "chunk_size": 10000},

@@ -71,7 +71,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
         "plan-path": "plan.json", "rivet-artifact-path": "",
         "comment-url": f"https://github.com/{REPO}/pull/{PR}#issuecomment-{comment['id']}",
         "comment-file": "rivet-ci-comment-default.md",
-        "changed-exports": "2", "new-isolations": "2", "new-warnings": "1",
+        "changed-exports": "1", "new-isolations": "1", "new-warnings": "1",
         "gate": "failed", "comment-posted": "true",
         # What was planned (the file the PR changes; the other one, in no group it touches,
         # is outside the review), and the effective policy.
@@ -81,14 +81,12 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert set(outputs) == set(action_metadata()["outputs"])  # every output action.yml declares
     # Annotations on the YAML lines of the new blocking findings.
     assert workflow_annotations(first.stdout) == [
-        "::error file=rivet/replica_a.yaml,line=16,title=rivet-ci new-isolation::"
-        "events: isolate_on_source on 'replica_a'",
         "::error file=rivet/replica_a.yaml,line=33,title=rivet-ci new-isolation::"
         "order_items: isolate_on_source on 'replica_a'",
     ]
     assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
     summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
-    assert "<details><summary>Reasons per export (2)</summary>" in summary
+    assert "<details><summary>Reasons per export (1)</summary>" in summary
     assert "must now run alone" in summary
 
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
@@ -108,10 +106,9 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert plan["diff"]["gate"] == {
         "passed": False, "policy": "config-error, no-configs, new-isolation",
         "blocking": plan["diff"]["gate"]["blocking"], "waived": [], "waivers": []}
-    assert [f["export_name"] for f in plan["diff"]["gate"]["blocking"]] == ["events",
-                                                                            "order_items"]
+    assert [f["export_name"] for f in plan["diff"]["gate"]["blocking"]] == ["order_items"]
 
-    # A push: order_items moves to its own replica, so nothing needs isolation any more.
+    # A push: order_items moves to its own replica, so nothing new needs isolation any more.
     replica_a, order_items, _ = example_configs()
     head2 = ws.repo.commit("own replica", {"rivet/replica_a.yaml": replica_a + order_items.replace(
         "source_group: replica_a", "source_group: replica_c")})

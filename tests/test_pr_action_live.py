@@ -27,8 +27,9 @@ def test_live_action_plans_both_sides_on_fresh_facts(
         export("orders", table="public.orders", mode="incremental",
                cursor_column="updated_at", source_group="replica_a"),
         export("customers", table="public.customers", source_group="replica_a"),
+        # (with a checkpoint: not downgraded to a snapshot, so the sparse range counts)
         export("sparse", table="public.sparse", mode="chunked", chunk_column="id",
-               chunk_size=200_000, source_group="replica_a"),
+               chunk_size=200_000, chunk_checkpoint=True, source_group="replica_a"),
         url_env="SRC_URL")})
     gh.add_pull(REPO, PR, head_sha=head)
     result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
@@ -250,3 +251,56 @@ def test_live_preflight_probes_only_the_files_in_the_review(
     outputs = parse_outputs(output_file.read_text(encoding="utf-8"))
     assert (outputs["head-configs"], outputs["head-exports"]) == ("2", "4")
     assert (outputs["base-configs"], outputs["base-exports"]) == ("2", "4")
+
+
+def test_a_query_the_pr_wrote_is_never_run_for_its_range(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    """Live preflight of `query:` exports reads the range as rivet does — `SELECT min(c),
+    max(c) FROM (<query>) AS _rivet` — only for queries already on the base branch. A query the
+    PR added or changed is only EXPLAINed: its range comes from `min`/`max` of a bare column of
+    its single base table (what a `table:` export reads anyway), a join's never."""
+    trusted_query = "SELECT id, customer_id, updated_at FROM orders WHERE id < 50"
+    pr_join = ("SELECT o.id, o.updated_at FROM orders o JOIN customers c ON c.id = o.customer_id "
+               "WHERE c.id < 3")
+    pr_bare = "SELECT id, updated_at FROM orders WHERE amount = 7"
+
+    def incremental(name: str, query: str) -> dict[str, object]:
+        entry = export(name, query=query, mode="incremental", cursor_column="updated_at",
+                       source_group="replica_a")
+        del entry["table"]
+        return entry
+
+    repo = Repo.init(tmp_path / "workspace")
+    base = repo.commit("base", {"rivet/orders.yaml": config(
+        incremental("recent", trusted_query),
+        incremental("changed", "SELECT id, updated_at FROM orders WHERE id < 40"),
+        url_env="SRC_URL")})
+    repo.checkout("feature", new=True)
+    (tmp_path / "runner").mkdir()
+    ws = Workspace(repo, base, tmp_path / "runner")
+    head = ws.repo.commit("queries", {"rivet/orders.yaml": config(
+        incremental("recent", trusted_query), incremental("changed", pr_join),
+        incremental("added", pr_bare), url_env="SRC_URL")})
+    gh.add_pull(REPO, PR, head_sha=head)
+    admin = db_seed.engine(pg_db)
+    with admin.connect() as conn:
+        conn.exec_driver_sql("SELECT pg_stat_statements_reset()")
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db})
+    with admin.connect() as conn:
+        ran = [str(r[0]) for r in conn.exec_driver_sql(
+            "SELECT s.query FROM pg_stat_statements s JOIN pg_database d "
+            "ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel").all()]
+    admin.dispose()
+    assert result.code == 0, result.stderr + result.stdout
+    executed = [q for q in ran if not q.startswith("EXPLAIN")]
+    # The base's query ran inside rivet's range statement; the PR's queries never ran at all.
+    assert any("FROM (SELECT id, customer_id, updated_at FROM orders WHERE id <" in q
+               for q in executed), executed
+    assert not [q for q in executed if "JOIN customers" in q or "amount =" in q], executed
+    plan = json.loads((ws.path / "plan.json").read_text())
+    recs = {e["export_name"]: e for e in plan["configs"][0]["exports"]}
+    # The bare column of the single table: observed from the table (strong cursor); the join:
+    # range not observed, so a weaker cursor.
+    assert recs["added"]["computed"]["cursor_range_observed"] is True
+    assert recs["changed"]["computed"]["cursor_range_observed"] is False
+    assert recs["recent"]["computed"]["cursor_range_observed"] is True

@@ -17,9 +17,10 @@ from support.db_seed import (
     with_required_keys,
 )
 
-from rivet_ci.adapters.preflight.collect import QUERY_RANGE_SKIPPED
+from rivet_ci.adapters.preflight.collect import TrustedReads
 from rivet_ci.core.config.models import ExportConfig
 from rivet_ci.core.facts.models import ExportFacts
+from rivet_ci.core.facts.probe_rules import UNTRUSTED_QUERY_RANGE_SKIPPED
 from rivet_ci.core.plan.signals import derive_signals
 
 DIALECTS = [
@@ -97,10 +98,27 @@ def test_min_max_observed_on_indexed_column(facts: dict[str, ExportFacts]) -> No
     assert column.max is not None and column.max.startswith("2024-07-27 08:00:00")
     assert facts["orders_chunked"].columns["id"].min == "1"
     assert facts["orders_chunked"].columns["id"].max == str(ROWS)
-    # A query, however small, is never run: its range stays unobserved, and says why.
+    # A trusted query's range is read as rivet reads it, `SELECT min(id), max(id) FROM (<query>)
+    # AS _rivet`, once its EXPLAIN shows the statement is bounded (here: an index endpoint).
     small = facts["small_query"].columns["id"]
-    assert (small.min, small.max) == (None, None)
-    assert small.range_skipped == QUERY_RANGE_SKIPPED
+    assert (small.min, small.range_skipped) == ("1", None)
+    # The join reads `orders` (300,000 rows) in full: over the bound, so it never runs.
+    joined = facts["joined"].columns["updated_at"]
+    assert joined.min is None and joined.range_skipped is not None
+
+
+def test_an_untrusted_query_is_never_run_for_its_range(
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """A query new or changed in a pull request: only a bare column of its single base table
+    is read (`min`/`max` of the table, as for a `table:` export); a join never."""
+    url = request.getfixturevalue("pg_db")
+    facts = collect(url, tmp_path, EXPORTS, range_probe_row_bound=BOUND,
+                    trusted=TrustedReads())
+    small = facts["small_query"].columns["id"]
+    assert (small.min, small.range_skipped) == ("1", None)  # customers.id: the table's range
+    joined = facts["joined"].columns["updated_at"]
+    assert (joined.min, joined.range_skipped) == (None, UNTRUSTED_QUERY_RANGE_SKIPPED)
+    assert facts["joined"].row_estimate is not None  # still EXPLAINed
 
 
 def test_min_max_skipped_on_large_unindexed_column(facts: dict[str, ExportFacts]) -> None:

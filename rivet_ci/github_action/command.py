@@ -30,7 +30,7 @@ from rivet_ci.adapters.github.comments import (
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.adapters.plan_cache import open_cache
-from rivet_ci.adapters.preflight.collect import collect_facts
+from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.live import with_state_history
@@ -249,11 +249,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     f"::warning title=rivet-ci history::{escape_data(note)}") + "\n")
             return enriched
 
-        def collect(configs: Sequence[LoadedConfig]) -> FactsFile:
+        def collect(configs: Sequence[LoadedConfig], base: Sequence[LoadedConfig]) -> FactsFile:
             live = collect_facts(
                 [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
                 repo_root=settings.workspace, include_history=False, redact=redact,
-                read_url_file=read_url_file, placeholders=allowed)
+                read_url_file=read_url_file, placeholders=allowed,
+                trusted=TrustedReads.of(base))
             return history(live, configs)
 
         def trust_findings() -> list[Finding]:

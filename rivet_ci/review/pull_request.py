@@ -214,7 +214,8 @@ def base_waivers_file(repo: GitRepo, base: str, head: str | None, path: str | No
     return found, [*problems, *file_problems]
 
 
-FactsCollector = Callable[[Sequence[LoadedConfig]], FactsFile]
+# (configs to observe, the base side's configs: what may run inside a range statement)
+FactsCollector = Callable[[Sequence[LoadedConfig], Sequence[LoadedConfig]], FactsFile]
 HistoryReader = Callable[[FactsFile | None, Sequence[LoadedConfig]], FactsFile]
 
 
@@ -258,7 +259,9 @@ def collect_for_both_sides(
     # (base configs are on the base branch: their sources are trusted as they are)
     base_only = [c.model_copy(update={"exports": kept}) for c in base
                  if (kept := tuple(e for e in c.exports if (c.path, e.name) not in in_head))]
-    facts = collect([*trusted, *base_only])
+    # Only the base side's queries may run inside a min/max (docs/security.md); what the PR
+    # added or changed is only EXPLAINed.
+    facts = collect([*trusted, *base_only], base)
     if new:
         sections = dict(facts.configs)
         for config in new:

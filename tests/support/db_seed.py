@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from rivet_ci.adapters.preflight.base import PreflightOptions
-from rivet_ci.adapters.preflight.collect import collect_facts
+from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
 from rivet_ci.core.config.loader import LoadedConfig, load_config_text
 from rivet_ci.core.facts.models import ExportFacts, FactsFile
 from support.isolation import free_port, run_root
@@ -301,8 +301,10 @@ def collect(url: str, directory: Path, exports: Sequence[Mapping[str, Any]],
 
 
 def collect_all(url: str, configs: Sequence[tuple[LoadedConfig, Path]], *,
-                progress: Any = None, **options: Any) -> FactsFile:
-    """Collect through the configs' `url_env: SRC_URL`; SQLite only via the override."""
+                progress: Any = None, trusted: TrustedReads | None = None,
+                **options: Any) -> FactsFile:
+    """Collect through the configs' `url_env: SRC_URL`; SQLite only via the override.
+    `trusted` as in `collect_facts` (None: every query is trusted)."""
     override = url if url.startswith("sqlite") else None
     return collect_facts(configs, options=PreflightOptions(**options), environ={"SRC_URL": url},
-                         source_url_override=override, progress=progress)
+                         source_url_override=override, progress=progress, trusted=trusted)

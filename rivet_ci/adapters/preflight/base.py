@@ -53,16 +53,28 @@ class PreflightOptions:
 
 @dataclass(frozen=True)
 class TableTarget:
-    """A `table:` export: probes are built with SQLAlchemy Core so names are quoted by it."""
+    """A `table:` export: probes are built with SQLAlchemy Core so names are quoted by it.
+
+    `order_by`: an incremental export's key (the cursor, or cursor and fallback in coalesce
+    mode) — rivet EXPLAINs `SELECT * FROM (<base>) AS _rivet ORDER BY <key>`."""
 
     rel: Rel
+    order_by: tuple[str, ...] = ()
+    # A view's range, read as rivet reads a query's (see QueryTarget).
+    min_max_of: str | None = None
 
 
 @dataclass(frozen=True)
 class QueryTarget:
-    """A `query:` / `query_file:` export, vetted."""
+    """A `query:` / `query_file:` export, vetted.
+
+    `order_by` as for :class:`TableTarget`. `min_max_of`: not the export's query but rivet's
+    range statement over it, `SELECT min(c), max(c) FROM (<query>) AS _rivet` — EXPLAINed
+    first, and run only for a trusted query whose plan of it is bounded (collector's rule)."""
 
     query: VettedQuery
+    order_by: tuple[str, ...] = ()
+    min_max_of: str | None = None
 
 
 Target = TableTarget | QueryTarget
@@ -79,6 +91,8 @@ class ProbeSession(Protocol):
 
     def min_max(self, rel: Rel, columns: Sequence[str],
                 null_checks: Sequence[str] = ()) -> dict[str, MinMax]: ...
+
+    def query_min_max(self, target: Target) -> MinMax: ...
 
     @property
     def broken(self) -> bool: ...
@@ -282,6 +296,9 @@ class RecyclingSession:
         except Exception:  # the rollback failed too (e.g. PendingRollbackError): start afresh
             self._poison()
 
+    def query_min_max(self, target: Target) -> MinMax:
+        return self._run(lambda conn: query_min_max(conn, target))
+
     def _run(self, probe: Callable[[sa.Connection], T]) -> T:
         if self.broken:
             raise BrokenSessionError
@@ -316,8 +333,25 @@ def is_connection_lost(exc: BaseException) -> bool:
 
 
 def select_sql(conn: sa.Connection, target: Target) -> str:
-    """The SQL rivet would run for the export: the vetted query, or `SELECT *` of the table."""
-    if isinstance(target, QueryTarget):
-        return target.query.text
-    return select_all_sql(conn, target.rel)
+    """The SQL rivet would run for the export: the vetted query, or `SELECT *` of the table;
+    wrapped as rivet wraps it for an incremental key (`ORDER BY`) or a query's range
+    (`min`/`max`). Identifiers are quoted by the dialect; values never appear."""
+    base = (target.query.text if isinstance(target, QueryTarget)
+            else select_all_sql(conn, target.rel))
+    if target.min_max_of is not None:
+        column = quoted(conn, target.min_max_of)
+        return f"SELECT min({column}), max({column}) FROM ({base}) AS _rivet"
+    if not target.order_by:
+        return base
+    keys = [quoted(conn, name) for name in target.order_by]
+    key = keys[0] if len(keys) == 1 else f"COALESCE({', '.join(keys)})"
+    return f"SELECT * FROM ({base}) AS _rivet ORDER BY {key}"
+
+
+def query_min_max(conn: sa.Connection, target: Target) -> MinMax:
+    """Run rivet's range statement over a query (`target.min_max_of` set): min and max, as
+    rendered for the facts; NULL presence is not checked."""
+    assert target.min_max_of is not None
+    row = conn.exec_driver_sql(select_sql(conn, target), execution_options=RAW).one()
+    return (render(row[0]), render(row[1]), None)
 

@@ -42,6 +42,8 @@ cheap on a replica, which columns one statement covers) are pure rules in
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -106,21 +108,28 @@ from rivet_ci.core.facts.models import (
 )
 from rivet_ci.core.facts.probe_rules import (
     QUERY_RANGE_SKIPPED,
+    UNTRUSTED_QUERY_RANGE_SKIPPED,
+    FullScan,
     PlanFacts,
     Rel,
     RelationInfo,
+    bare_column_of_single_table,
     column_kind,
     has_column,
     indexed,
     min_max_probe,
     probe_needs,
+    query_range_skip,
     range_skip,
+    range_sliced,
+    unsafe_range_functions,
 )
 from rivet_ci.output.paths import PathRefusedError, inside, normalized
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.output.sink import FileTooLargeError, read_nofollow
 
-__all__ = ["QUERY_RANGE_SKIPPED", "PreflightOptions", "ProgressCallback", "collect_facts"]
+__all__ = ["QUERY_RANGE_SKIPPED", "PreflightOptions", "ProgressCallback", "TrustedReads",
+           "collect_facts"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -155,6 +164,7 @@ def collect_facts(
     redact: Redactor | None = None,
     read_url_file: UrlFileReader | None = None,
     placeholders: Mapping[str, str] | None = None,
+    trusted: TrustedReads | None = None,
 ) -> FactsFile:
     """Observe every export of `configs` on its live source (see the module docstring).
 
@@ -162,6 +172,11 @@ def collect_facts(
     database). `repo_root` confines `query_file` paths (default: the config's directory). With
     `include_history`, each export's run history (spec §5) is read from rivet's state database
     (`state_url` overrides its location, like `--state-url`) into `ExportFacts.history`.
+
+    `trusted`: the queries (and `table:` views) that may run inside rivet's range statement —
+    a pull request's base side; None trusts every one (a trusted job planning its own configs).
+    An untrusted query is only EXPLAINed; its range is observed only over a bare column of its
+    single base table (`probe_rules.bare_column_of_single_table`); an untrusted view's not.
     """
     options = options or PreflightOptions()
     # The caller's redactor (the output boundary's) learns every credential resolved here.
@@ -182,6 +197,8 @@ def collect_facts(
                        source=source, error=source_error)
             if source is not None:
                 _prepare(job, source.dialect, config_file, repo_root, placeholders)
+                if trusted is not None:
+                    job.trusted = trusted.trusts(export, job.target, source.dialect)
             jobs.append(job)
 
     tracker = Progress(len(jobs), progress)
@@ -280,6 +297,8 @@ class _Job:
     auto_key: bool = False
     # A chunked `table:` export: the table's catalog facts (size, keys) are looked up.
     wants_table: bool = False
+    # The query may run inside rivet's range statement (not new or changed in a pull request).
+    trusted: bool = True
 
     @property
     def key(self) -> tuple[int, str]:
@@ -289,9 +308,9 @@ class _Job:
     def target_key(self) -> Hashable:
         target = self.target
         if isinstance(target, TableTarget):
-            return ("table", target.rel)
+            return ("table", target.rel, target.order_by)
         assert isinstance(target, QueryTarget)
-        return ("query", target.query.text)
+        return ("query", target.query.text, target.order_by)
 
 
 def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | None,
@@ -319,6 +338,13 @@ def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | N
             job.fallback_column = fold(check_column_name(export.cursor_fallback_column,
                                                          "cursor_fallback_column"))
         job.wants_table, job.auto_key = needs.wants_table, needs.auto_key
+        if export.mode == "incremental" and export.cursor_column and dialect != "sqlite":
+            # rivet EXPLAINs the incremental read as it runs it: ordered by the cursor key.
+            key: tuple[str, ...] = (fold(check_column_name(export.cursor_column,
+                                                           "cursor_column")),)
+            if export.incremental_cursor_mode == "coalesce" and job.fallback_column:
+                key = (*key, job.fallback_column)
+            job.target = dataclasses.replace(job.target, order_by=key)
     except UnsafeQueryError as exc:
         job.error = f"refused: {exc}"
     except _QueryFileError as exc:
@@ -327,6 +353,36 @@ def _prepare(job: _Job, dialect: Dialect, config_file: Path, repo_root: Path | N
 
 class _QueryFileError(Exception):
     pass
+
+
+@functools.lru_cache(maxsize=64)
+def _vetted_texts(texts: frozenset[str], dialect: Dialect) -> frozenset[str]:
+    out = set()
+    for text in texts:
+        try:
+            out.add(vet_query(text, dialect).text)
+        except UnsafeQueryError:
+            continue
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class TrustedReads:
+    """What may run inside rivet's range statement in a pull request: the base side's query
+    texts and `table:` names. Anything else the pull request wrote is only EXPLAINed."""
+
+    queries: frozenset[str] = frozenset()
+    tables: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, configs: Sequence[LoadedConfig]) -> TrustedReads:
+        return cls(queries=frozenset(e.query for c in configs for e in c.exports if e.query),
+                   tables=frozenset(e.table for c in configs for e in c.exports if e.table))
+
+    def trusts(self, export: ExportConfig, target: Target | None, dialect: Dialect) -> bool:
+        if isinstance(target, QueryTarget):
+            return target.query.text in _vetted_texts(self.queries, dialect)
+        return export.table is not None and export.table in self.tables
 
 
 def _read_query_file(config_file: Path, name: str, repo_root: Path | None) -> str:
@@ -488,6 +544,7 @@ class _Lane:
                infos: Mapping[Rel, Outcome[RelationInfo]]) -> ExportFacts:
         notes = list(plan.notes)
         columns: dict[str, ColumnFacts] = {}
+        key_span: int | None = None
         rel_infos: dict[Rel, RelationInfo] = {}
         for rel, outcome in infos.items():
             if outcome.value is not None:
@@ -512,14 +569,22 @@ class _Lane:
             indexed = self._indexed(job, plan, rel_infos, column)
             low = high = None
             nulls: bool | None = None
+            bound = self.options.range_probe_row_bound
+            probed: Outcome[MinMax] | None = None
             if isinstance(target, TableTarget):
                 skip = range_skip(self.source.dialect, target.rel, column, plan, rel_infos,
-                                  bound=self.options.range_probe_row_bound)
+                                  bound=bound)
+                if skip is None:
+                    probed = self._table_min_max(memo, target.rel, plan, rel_infos).get(column)
+                elif info is not None and not info.base_table and job.trusted:
+                    # A view: its range as rivet reads a query's, under the query's rule.
+                    skip, probed = self._query_range(memo, job, target, column,
+                                                    plan=plan, infos=rel_infos)
             else:
-                skip = QUERY_RANGE_SKIPPED
+                assert isinstance(target, QueryTarget)
+                skip, probed = self._query_range(memo, job, target, column,
+                                                    plan=plan, infos=rel_infos)
             if skip is None:
-                assert isinstance(target, TableTarget)
-                probed = self._table_min_max(memo, target.rel, plan, rel_infos).get(column)
                 if probed is None:
                     skip = "min/max was not probed"
                 elif isinstance(probed.error, ProbeTimeoutError):
@@ -531,6 +596,9 @@ class _Lane:
                     if low is None and high is None:
                         notes.append(f"{shown} has no non-null value (or its values are longer "
                                      f"than {MAX_VALUE_CHARS} characters)")
+                        if range_sliced(export):
+                            # rivet plans an empty key range as one window, [0, 0].
+                            key_span = 1
             kind = column_kind(self.source.dialect, info, column)
             if kind.get("has_nulls") is None and nulls is not None:
                 kind["has_nulls"] = nulls
@@ -544,8 +612,58 @@ class _Lane:
         return ExportFacts(
             row_estimate=plan.row_estimate, avg_row_bytes=plan.avg_row_bytes,
             plan_uses_index=plan.uses_index, max_connections=self.max_connections,
-            columns=columns, notes=notes, table=table,
+            columns=columns, notes=notes, table=table, key_span=key_span,
         )
+
+    def _query_range(self, memo: Memo, job: _Job, target: Target, column: str, *,
+                     plan: PlanFacts, infos: Mapping[Rel, RelationInfo],
+                     ) -> tuple[str | None, Outcome[MinMax] | None]:
+        """(why the range is not observed, or None; the probe's outcome) for a `query:` export.
+
+        Trusted: rivet's own statement, `SELECT min(c), max(c) FROM (<query>) AS _rivet`,
+        EXPLAINed first and run only when that plan is bounded (`query_range_skip`).
+        Untrusted (new or changed in a pull request): only `min(c)`, `max(c)` of the query's
+        single base table, when the query selects `c` bare (`bare_column_of_single_table`), under
+        the table's own cost rule; never the query."""
+        dialect, bound = self.source.dialect, self.options.range_probe_row_bound
+        if not job.trusted:
+            assert isinstance(target, QueryTarget)
+            rel = bare_column_of_single_table(dialect, target.query.text, column, plan, infos)
+            if rel is None:
+                return UNTRUSTED_QUERY_RANGE_SKIPPED, None
+            table_plan = PlanFacts(row_estimate=None, full_scans=(FullScan(rel),))
+            skip = range_skip(dialect, rel, column, table_plan, infos, bound=bound)
+            if skip is not None:
+                return skip, None
+            found = self._each(memo, "column-minmax", {
+                ("table", rel, column): _single_min_max(rel, column, ())})
+            outcome = next(iter(found.values()))
+            if outcome.error is not None:
+                return None, Outcome(error=outcome.error)
+            return None, Outcome(value=(outcome.value or {}).get(column))
+        calls = (unsafe_range_functions(target.query.functions)
+                 if isinstance(target, QueryTarget) else [])
+        if calls:
+            return (f"the query calls {', '.join(calls[:3])}: it is only EXPLAINed, so its range "
+                    f"is not observed"), None
+        statement = dataclasses.replace(target, order_by=(), min_max_of=column)
+        read: Hashable = (("table", target.rel) if isinstance(target, TableTarget)
+                          else ("query", target.query.text))
+        key = ("query-minmax", read, column)
+        explained = self._each(memo, "explain", {key: _explain_probe(statement)})[key]
+        if explained.error is not None or explained.value is None:
+            if isinstance(explained.error, _LaneDownError):
+                return None, Outcome(error=explained.error)
+            why = error_class(explained.error) if explained.error is not None else "no plan"
+            return f"the EXPLAIN of min/max over the query failed ({why})", None
+        skip = query_range_skip(explained.value, infos, bound=bound)
+        if skip is not None:
+            return skip, None
+        ran = self._each(memo, "query-minmax", {key: _query_min_max_probe(statement)})[key]
+        if isinstance(ran.error, ProbeTimeoutError | _LaneDownError) or ran.error is None:
+            return None, ran
+        # The query is the config's SQL: only the error's class, never the driver's message.
+        return f"min/max over the query failed ({error_class(ran.error)})", None
 
     def _indexed(self, job: _Job, plan: PlanFacts, infos: Mapping[Rel, RelationInfo],
                  column: str) -> bool | None:
@@ -636,6 +754,10 @@ class _Lane:
 
 def _explain_probe(target: Target) -> Callable[[ProbeSession], PlanFacts]:
     return lambda session: session.explain(target)
+
+
+def _query_min_max_probe(target: Target) -> Callable[[ProbeSession], MinMax]:
+    return lambda session: session.query_min_max(target)
 
 
 def _single_min_max(rel: Rel, column: str, null_checks: Sequence[str],

@@ -34,6 +34,7 @@ from rivet_ci.adapters.preflight.base import (
     Target,
     min_max_statement,
     min_max_values,
+    query_min_max,
     quoted,
     select_sql,
     table_select,
@@ -114,6 +115,9 @@ class SQLiteSession:
             raw.set_progress_handler(None, 0)
             if self._conn.in_transaction():
                 self._conn.rollback()
+
+    def query_min_max(self, target: Target) -> MinMax:
+        return self._run(lambda conn: query_min_max(conn, target))
 
     def explain(self, target: Target) -> PlanFacts:
         select = select_sql(self._conn, target)

@@ -9,6 +9,7 @@ collector (`rivet_ci.adapters.preflight.collect`) schedules the probes these rul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -26,6 +27,10 @@ SCAN_MARGIN = 2
 
 QUERY_RANGE_SKIPPED = ("min/max is only probed on the base table of a `table:` export, never by "
                        "running a query")
+# A query the pull request added or changed is never run, not even inside a min/max.
+UNTRUSTED_QUERY_RANGE_SKIPPED = (
+    "the query is new or changed in this pull request: its range is only observed over a bare "
+    "column of its single base table, never by running the query")
 
 # The export fields naming the range column, in the order rivet reads them.
 RANGE_FIELDS = ("chunk_column", "chunk_by_key", "cursor_column", "time_column")
@@ -99,6 +104,12 @@ def probe_needs(export: ExportConfig) -> ProbeNeeds:
         range_field=range_field if export.range_column else None,
         wants_table=chunked_table,
         auto_key=chunked_table and export.chunk_column is None and export.chunk_by_key is None)
+
+
+def range_sliced(export: ExportConfig) -> bool:
+    """A chunked export cut into integer key-range windows (not keyset, dense or by days)."""
+    return (export.mode == "chunked" and export.chunk_by_key is None
+            and not export.chunk_dense and export.chunk_by_days is None)
 
 
 def same_name(dialect: str, a: str, b: str) -> bool:
@@ -186,6 +197,96 @@ def range_skip(dialect: str, rel: Rel, column: str, plan: PlanFacts,
     if rows > limit:
         return (f"{what}: ~{rows} rows, over {limit} (the probe bound of {bound} with a "
                 f"margin of {SCAN_MARGIN}x for estimate error)")
+    return None
+
+
+# Built-in functions of PostgreSQL and MySQL/MariaDB without side effects that a trusted query
+# may call and still run inside rivet's range statement. Any other call (a user-defined
+# function could do anything the read-only transaction allows, or sleep until the timeout)
+# keeps the query EXPLAIN-only: its range is then not observed.
+RANGE_SAFE_FUNCTIONS = frozenset({
+    "abs", "avg", "cast", "ceil", "ceiling", "char_length", "coalesce", "concat", "concat_ws",
+    "convert", "count", "date", "date_format", "date_trunc", "extract", "floor", "from_unixtime",
+    "greatest", "if", "ifnull", "isnull", "least", "left", "length", "lower", "ltrim", "max",
+    "md5", "min", "mod", "nullif", "position", "replace", "right", "round", "row_number",
+    "rtrim", "substr", "substring", "sum", "to_char", "to_timestamp", "trim", "trunc",
+    "unix_timestamp", "upper"})
+
+
+def unsafe_range_functions(functions: Iterable[str]) -> list[str]:
+    """The functions a query calls that keep it out of a range statement (sorted)."""
+    return sorted(f for f in functions if f not in RANGE_SAFE_FUNCTIONS)
+
+
+def query_range_skip(plan: PlanFacts, infos: Mapping[Rel, RelationInfo], *,
+                     bound: int) -> str | None:
+    """Why rivet's range statement over a (trusted) query, `SELECT min(c), max(c) FROM (<query>)
+    AS _rivet`, must not run (None: it is bounded). `plan` is the EXPLAIN of that statement:
+    bounded when it reads no relation in full (every scan is an index endpoint or an index
+    range), or when everything it reads in full is at most bound / SCAN_MARGIN rows by the
+    catalog (a relation of unknown size makes the whole unknown, and unknown never runs)."""
+    if not plan.full_scans:
+        return None
+    limit = bound // SCAN_MARGIN
+    what = "min/max over the query reads whole relations"
+    scanned = 0
+    for scan in plan.full_scans:
+        info = infos.get(scan.relation) if scan.relation is not None else None
+        size = info.rows if info is not None and info.rows is not None else scan.rows
+        if size is None:
+            return f"{what}, of unknown size"
+        scanned += size
+    if plan.examined_rows is not None:
+        scanned = max(scanned, plan.examined_rows)
+    if scanned > limit:
+        return (f"{what}: ~{scanned} rows, over {limit} (the probe bound of {bound} with a "
+                f"margin of {SCAN_MARGIN}x for estimate error)")
+    return None
+
+
+_WORD = r'(?:[A-Za-z_][A-Za-z0-9_$]*|"[^"]+"|`[^`]+`)'
+_BARE_SELECT = re.compile(
+    rf"\s*SELECT\s+(?P<items>[^()';]+?)\s+FROM\s+(?P<table>{_WORD}(?:\.{_WORD})?)"
+    rf"(?:\s+(?:AS\s+)?(?P<alias>{_WORD}))?(?:\s+WHERE\s+[^;]*)?\s*", re.IGNORECASE | re.DOTALL)
+_NOT_ALIASES = frozenset({"where", "join", "inner", "left", "right", "full", "cross", "natural",
+                          "group", "order", "limit", "union", "having", "window", "offset",
+                          "fetch", "for", "on", "using", "lateral", "tablesample"})
+
+
+def _unquote(word: str) -> str:
+    return word[1:-1] if word[:1] in ('"', "`") else word
+
+
+def bare_column_of_single_table(dialect: str, query: str, column: str, plan: PlanFacts,
+                                infos: Mapping[Rel, RelationInfo]) -> Rel | None:
+    """The base table whose bare column `column` a query selects, or None.
+
+    For a query the pull request wrote, the range is observed only where that costs nothing a
+    `table:` export could not read anyway: `SELECT [*|a, b, alias.c, ...] FROM one_table [alias]
+    [WHERE ...]` — no function, expression, subquery, join or set operation (no parenthesis at
+    all in the select list), the column listed bare (or `*`), and the plan reading exactly one
+    relation, a base table that has the column. The probe then reads `min(column)`, `max(column)`
+    of that table (the table's own cost rule applies), never the query."""
+    match = _BARE_SELECT.fullmatch(query)
+    if match is None or len(plan.relations) != 1:
+        return None
+    alias = match.group("alias")
+    if alias is not None and _unquote(alias).lower() in _NOT_ALIASES:
+        return None
+    rel = plan.relations[0]
+    info = infos.get(rel)
+    if info is None or not info.base_table or not info.columns:
+        return None
+    if not _member(dialect, column, info.columns):
+        return None
+    for item in (i.strip() for i in match.group("items").split(",")):
+        if item == "*":
+            return rel
+        parts = item.split(".")
+        if len(parts) <= 3 and all(re.fullmatch(_WORD, p) for p in parts) and same_name(
+                dialect, _unquote(parts[-1]).lower() if dialect == "postgresql"
+                and parts[-1][:1] != '"' else _unquote(parts[-1]), column):
+            return rel
     return None
 
 

@@ -258,9 +258,9 @@ def _group_pressures(
         if len(files[group]) < 2 or len(names) < 2:
             continue
         if len(heavy := heavy_all[group]) >= 2:
-            out[(REPO_SCOPE, group)] = ("heavy", tuple(heavy))
+            out[(REPO_SCOPE, group)] = ("heavy", tuple(heavy), tuple(names))
         elif len(names) >= 3:
-            out[(REPO_SCOPE, group)] = ("shared", tuple(names))
+            out[(REPO_SCOPE, group)] = ("shared", tuple(heavy), tuple(names))
     return out, files
 
 
@@ -459,6 +459,13 @@ def material_change(base: ExportRecommendation, head: ExportRecommendation) -> b
 _KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
 
 
+def _counted(pressure: GroupPressure | None) -> tuple[str, ...]:
+    """The members a warning counts: the heavy ones of a heavy-cost warning, else all."""
+    if pressure is None:
+        return ()
+    return pressure[1] if pressure[0] == "heavy" else pressure[2]
+
+
 def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str],
                      broken: Mapping[str, object] | None = None,
                      memo: dict[int, _ConfigGroups] | None = None) -> list[WarningChange]:
@@ -493,7 +500,8 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str],
         files = {scope} if scope != REPO_SCOPE else base_files.get(group, set())
         broken_file = next((f for f in sorted(files) if f in broken), None)
         weaker = status == "resolved" or (
-            kind_b == kind_h and b is not None and h is not None and set(h[1]) < set(b[1]))
+            kind_b == kind_h and b is not None and h is not None
+            and set(_counted(h)) < set(_counted(b)))
         if broken_file is None or not weaker:
             broken_file = None
         else:
@@ -506,8 +514,8 @@ def _warning_changes(base: Plan, head: Plan, renames: Mapping[str, str],
             message += f" (across {count} config files)"
         out.append(WarningChange(
             scope=scope, group=group, status=status, message=message,
-            kind_base=kind_b, kind_head=kind_h, members_base=b[1] if b else (),
-            members_head=h[1] if h else (), renamed_from=old_group, broken_file=broken_file))
+            kind_base=kind_b, kind_head=kind_h, members_base=_counted(b),
+            members_head=_counted(h), renamed_from=old_group, broken_file=broken_file))
     order = {"new": 0, "resolved": 1, "unknown": 2, "pre-existing": 3}
     return sorted(out, key=lambda w: order[w.status])
 
@@ -519,9 +527,9 @@ def _renamed_warnings(
     """Head warning key → base warning key, for a group renamed with the same members and the
     same kind of warning (and the old name gone from that scope at head)."""
     gone = {(scope, kind, frozenset(names)): (scope, group)
-            for (scope, group), (kind, names) in before.items() if (scope, group) not in after}
+            for (scope, group), (kind, _, names) in before.items() if (scope, group) not in after}
     out = {}
-    for (scope, group), (kind, names) in after.items():
+    for (scope, group), (kind, _, names) in after.items():
         if (scope, group) in before:
             continue
         old = gone.pop((scope, kind, frozenset(names)), None)

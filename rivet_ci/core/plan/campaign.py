@@ -1,8 +1,12 @@
 """The campaign view over exports planned together (spec §6).
 
-Orders exports, groups them into waves, warns about shared-source collisions, and — following
-the product note rather than rivet's code — flags `isolate_on_source` only on the heavy members of
-a source group that has at least two heavy exports. Score, class and wave never change here.
+Orders exports, groups them into waves, warns about shared-source collisions, and flags
+`isolate_on_source` as the real rivet (0.32.2) does: on the heavy members of every source group
+it warns about — one with at least two heavy exports, and also one with three or more members of
+which only one is heavy. The heavy-cost warning counts the heavy members and lists every member.
+The product page (`source-aware-prioritization`) is narrower (isolation only with two heavy
+members, the warning naming only them); docs/compatibility.md says where. Score, class and wave
+never change here.
 """
 
 from __future__ import annotations
@@ -52,25 +56,28 @@ def group_members(
     return groups
 
 
-GroupPressure = tuple[Literal["heavy", "shared"], tuple[str, ...]]
+# (kind, heavy members, every member): `heavy` when two or more members are heavy, else
+# `shared` when the group has three or more members.
+GroupPressure = tuple[Literal["heavy", "shared"], tuple[str, ...], tuple[str, ...]]
 
 
 def group_pressure(members: Sequence[ExportRecommendation]) -> GroupPressure | None:
-    """What a group warns about — `heavy` (its heavy members) or `shared` (all its members)."""
+    """What a group warns about, or None when it is not warned about (config order)."""
     if len(members) < 2:
         return None
     heavy = tuple(m.export_name for m in members if m.cost_class in HEAVY_COST)
+    names = tuple(m.export_name for m in members)
     if len(heavy) >= 2:
-        return "heavy", heavy
+        return "heavy", heavy, names
     if len(members) >= 3:
-        return "shared", tuple(m.export_name for m in members)
+        return "shared", heavy, names
     return None
 
 
 def pressure_message(group: str, pressure: GroupPressure) -> str:
-    kind, names = pressure
-    if kind == "heavy":
-        return (f"Source group '{group}': {len(names)} heavy-cost exports ({', '.join(names)}) "
+    kind, heavy, names = pressure
+    if kind == "heavy":  # rivet 0.32.2: the heavy count, then every member
+        return (f"Source group '{group}': {len(heavy)} heavy-cost exports ({', '.join(names)}) "
                 f"— avoid running them concurrently; stagger or isolate.")
     return (f"Source group '{group}': {len(names)} exports share this source — stagger "
             f"large runs to reduce replica pressure.")
@@ -97,11 +104,13 @@ def build_campaign(
     """
     groups = group_members(recommendations)
     isolated: dict[str, str] = {}
+    pressures: dict[str, GroupPressure] = {}
     for group, members in groups.items():
-        heavy = [m for m in members if m.cost_class in HEAVY_COST]
-        if len(heavy) >= 2:
-            for member in heavy:
-                isolated[member.export_name] = group
+        pressure = group_pressure(members)
+        if pressure is not None:
+            pressures[group] = pressure
+            for name in pressure[1]:  # the heavy members of every warned group
+                isolated[name] = group
     reasons = {group: isolation_reason(group) for group in set(isolated.values())}
     # An isolated export's recommendation: its fields (every one, in declaration order), two
     # replaced in place (a dict display keeps an overwritten key where it was).
@@ -120,9 +129,7 @@ def build_campaign(
             waves[rec.recommended_wave] = [rec.export_name]
         else:
             names.append(rec.export_name)
-    warnings = sorted(
-        w for g, members in groups.items() if (w := source_group_warning(g, members)) is not None
-    )
+    warnings = sorted(pressure_message(g, pressure) for g, pressure in pressures.items())
     campaign = _CAMPAIGN.make_full({
         "ordered_exports": tuple(r.export_name for r in ordered),
         "waves": tuple(_WAVE.make_full({"wave": n, "exports": tuple(names)})

@@ -30,8 +30,7 @@ WARN_CONNECTIONS = (
 WARN_SPARSE = (
     "Sparse key range: ~{empty}% of chunk windows will be empty (range {min}..{max}, ~{rows} "
     "rows). Switch to keyset pagination (`chunk_by_key: <unique key>`) — it pages by ROWS and is "
-    "immune to a sparse/gappy key — or chunk on a dense surrogate (ROW_NUMBER), or use "
-    "incremental mode.")
+    "immune to a sparse/gappy key — or use `chunk_count: N`, or incremental mode.")
 WARN_HEAVY_CHUNK = (
     "Heavy chunk: chunk_size={chunk_size} makes each chunk query scan ~{mb} MB (~{rows_per_chunk} "
     "rows × ~{width} B/row), holding one statement — and its snapshot/locks — open that long "
@@ -239,13 +238,15 @@ def recommended_profile(*, uses_index: bool, rows: int | None, parallel: int,
 
 def preflight_warnings(
     export: ExportConfig, *, rows: int | None, avg_row_bytes: int | None,
-    max_connections: int | None, observed: Range | None,
+    max_connections: int | None, observed: Range | None, as_snapshot: bool = False,
 ) -> list[str]:
-    """The six preflight warnings of §5.5, in rivet's order."""
+    """The six preflight warnings of §5.5, in rivet's order. `as_snapshot`: a chunked export
+    downgraded to a snapshot (the small-table escape) is checked as the single pass it runs as —
+    rivet 0.32.2 drops its sparse-range, chunk and checkpoint warnings."""
     out: list[str] = []
     parallel = export.parallel
-    chunked = export.mode == "chunked"
-    keyset = export.chunk_by_key is not None
+    chunked = export.mode == "chunked" and not as_snapshot
+    keyset = export.chunk_by_key is not None and not as_snapshot
     if parallel > 1:
         if max_connections is None:
             out.append(WARN_CONNECTIONS_UNKNOWN)

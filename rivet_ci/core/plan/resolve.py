@@ -401,8 +401,7 @@ def _null_probe(name: str, column: str | None, col: ColumnFacts) -> None:
             f"filters with `BETWEEN min AND max` (or `>= .. < ..`), which excludes NULL — those "
             f"rows would be silently dropped from the export. Fix one of: use a NOT NULL column "
             f"for chunk_column; add `WHERE {column} IS NOT NULL` to the query to drop them "
-            f"explicitly; set `chunk_dense: true` (ROW_NUMBER covers every row, NULL-keyed "
-            f"included); or use `mode: full`.", "chunk_column")
+            f"explicitly; or use `mode: full`.", "chunk_column")
 
 
 def _width(export: ExportConfig, resolution: Resolution, extent: int) -> int:
@@ -442,16 +441,16 @@ def sparse_check(name: str, windows: int, rows: int | None, chunk_size: int) -> 
             f"~{rows} rows (~{rows // windows} rows/window vs chunk_size {cs}). `chunk_size` "
             f"divides the KEY RANGE, not the row count, so most windows are near-empty and each "
             f"is a separate source query: {windows} round-trips, very slow over a tunnel/VPN. "
-            f"Set one of: `chunk_dense: true` (dense keyset paging → ~{dense} windows, "
-            f"~{windows // dense}× fewer round-trips), `chunk_count: N`, or `mode: full`.",
+            f"Set one of: `chunk_by_key: <unique key>` (keyset paging — windows track rows and "
+            f"stay correct under concurrent writes), `chunk_count: N`, or `mode: full`.",
             "chunk_size")
     if windows >= SPARSE_WARN_WINDOWS:
         return (f"export '{name}': {windows} chunk windows on a range key (no scan-free row "
                 f"estimate to confirm density). If the key is sparse (large / gappy ids), most "
                 f"windows are near-empty and this is {windows} source round-trips — very slow "
-                f"over a tunnel/VPN. If so: `chunk_dense: true` makes windows track ROWS not "
-                f"the id span; or `chunk_count: 64` → 64 windows (~{windows // 64}× fewer "
-                f"round-trips); or `mode: full`.")
+                f"over a tunnel/VPN. If so: `chunk_by_key: <unique key>` pages by keyset, "
+                f"tracking ROWS not the id span; or `chunk_count: 64` → 64 windows "
+                f"(~{windows // 64}× fewer round-trips); or `mode: full`.")
     return None
 
 

@@ -141,8 +141,9 @@ def derive_signals(
     if column is None:
         uses_index = bool(facts.plan_uses_index)
     else:
-        # rivet: only the plan hint for full exports
-        uses_index = bool((mode != "full" and column.indexed) or facts.plan_uses_index)
+        # rivet: only the plan hint for full exports (and chunked ones planned as a snapshot)
+        uses_index = bool((mode != "full" and not resolution.downgraded and column.indexed)
+                          or facts.plan_uses_index)
         low, high = column.min, column.max
         if column.range_skipped is None and low is not None and high is not None:
             observed = True
@@ -167,7 +168,8 @@ def derive_signals(
         warnings = tuple(given_warnings)
     else:
         found = preflight_warnings(export, rows=catalog, avg_row_bytes=width,
-                                   max_connections=facts.max_connections, observed=seen)
+                                   max_connections=facts.max_connections, observed=seen,
+                                   as_snapshot=resolution.downgraded)
         advice = None
         if not found and not validate and verdict != "EFFICIENT" and not mongo:
             if catalog == first_estimate:  # no measured figure: one estimate, one suggestion
