@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from rivet_ci.core.config.loader import load_config_text
 from rivet_ci.core.facts.history import RunRecord, summarize_history
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.formats.document import dump_json, plan_document
+from rivet_ci.core.formats.rivet_artifact import rivet_document
 from rivet_ci.core.plan.campaign import build_campaign, campaign_order
 from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
 from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
@@ -25,6 +27,7 @@ from rivet_ci.core.plan.signals import Signals
 
 DETERMINISTIC = settings(derandomize=True, database=None, deadline=None, max_examples=300)
 QUICK = settings(derandomize=True, database=None, deadline=None, max_examples=60)
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 VERDICTS = ["EFFICIENT", "ACCEPTABLE", "DEGRADED", "UNSAFE", "unknown (preflight failed)",
             "Degraded", "probably unsafe"]
@@ -229,3 +232,43 @@ def test_same_input_same_bytes_whatever_the_facts_order(
     shuffled = list(entries.items())
     rnd.shuffle(shuffled)
     assert document_text(config_text, dict(shuffled)) == first
+
+
+# --- chunk bounds at the ends of the 64-bit range never end in a traceback ---------------------
+
+I64 = 1 << 63
+edge_st = st.sampled_from([-I64, -I64 + 1, -1, 0, 1, I64 - 2, I64 - 1]) | st.integers(-I64, I64 - 1)
+shape_st = st.sampled_from([
+    "chunk_size: 1", "chunk_size: 100000", "chunk_size: 4611686018427387904",
+    "chunk_size: 9223372036854775807", "chunk_count: 1", "chunk_count: 4", "chunk_count: 64",
+    "chunk_by_days: 1"])
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=80)
+@given(edge_st, edge_st, shape_st, st.none() | st.integers(0, I64 - 1), st.booleans())
+def test_extreme_chunk_bounds_plan_or_refuse_never_crash(
+        a: int, b: int, shape: str, rows: int | None, checkpoint: bool) -> None:
+    """Any i64 min/max with any window shape: the plan (rivet-ci-plan/1 and rivet's artifact)
+    is written, with the export planned or refused as rivet refuses — never a traceback. rivet's
+    64-bit arithmetic is followed: a span over the whole range wraps (`computed.row_estimate`
+    stays within 0..2^63−1)."""
+    low, high = min(a, b), max(a, b)
+    config_text = (
+        "source: {type: postgres, url_env: X}\nexports:\n  - name: e\n    table: public.t\n"
+        f"    mode: chunked\n    chunk_column: k\n    {shape}\n"
+        f"    chunk_checkpoint: {str(checkpoint).lower()}\n"
+        "    format: parquet\n    destination: {type: local}\n")
+    entries = {"e": {"row_estimate": rows, "table": {"rows": rows, "integer_primary_key": "k"},
+                     "columns": {"k": {"indexed": True, "integer": True, "has_nulls": False,
+                                       "min": str(low), "max": str(high)}}}}
+    loaded = load_config_text("pipelines/p.yaml", config_text, {})
+    assert not loaded.problems
+    facts = FactsFile.model_validate({"format": "rivet-ci-facts/1", "exports": entries})
+    plan = plan_configs([loaded], facts, FactsOrigin(kind="file", path="facts.yaml"))
+    document = dump_json(plan_document(plan, generated_at="2026-11-29T12:00:00Z", version="t"))
+    rivet = dump_json(rivet_document(plan.configs, created_at=NOW))
+    assert '"format"' in document and rivet
+    for config in plan.configs:
+        for export in config.exports:
+            estimate = export.signals.row_estimate if export.signals is not None else None
+            assert estimate is None or 0 <= estimate < I64

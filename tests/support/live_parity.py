@@ -104,13 +104,14 @@ def rivet_plan(config: Path, url: str) -> Plan:
     """`rivet plan -c CONFIG --format json -o out.json` in the config's directory (where its
     `.rivet_state.db` lives); the artifacts it wrote, or the error it stopped at."""
     workdir = config.parent
-    for old in workdir.glob("rivet-out.*.json"):
+    for old in [*workdir.glob("rivet-out.*.json"), *workdir.glob("rivet-out.json")]:
         old.unlink()
     done = run_rivet(["--json-errors", "--no-notify", "plan", "-c", str(config), "--format",
                       "json", "-o", str(workdir / "rivet-out.json")],
                      workdir=workdir, env={URL_ENV: rivet_url(url)}, network=True)
     artifacts = {}
-    for path in sorted(workdir.glob("rivet-out.*.json")):
+    # One artifact per export (`rivet-out.<export>.json`); a config of one export: `rivet-out.json`.
+    for path in sorted([*workdir.glob("rivet-out.*.json"), *workdir.glob("rivet-out.json")]):
         artifact = json.loads(path.read_text())
         artifacts[artifact["export_name"]] = artifact
     if done.returncode != 0 or not artifacts:
@@ -146,6 +147,9 @@ class Compared:
     ours: Plan
     refused: dict[str, str]  # export → rivet's code and message
     refusal_mismatches: list[str]
+    # Exports whose source rivet could not read (`RIVET_PLAN_SOURCE_UNREADABLE`: 0.32.2 refuses
+    # the whole plan) — rivet-ci plans them low-confidence instead (a documented deviation).
+    unreadable: dict[str, str]
 
 
 def plan_both(directory: Path, document_of: Callable[[list[dict[str, Any]]], dict[str, Any]],
@@ -155,19 +159,29 @@ def plan_both(directory: Path, document_of: Callable[[list[dict[str, Any]]], dic
     must be ours too, with rivet's message (our stderr names it, file and line first).
     `rivet_via`: the URL rivet connects to instead (the MariaDB proxy)."""
     refused: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
     mismatches: list[str] = []
     config = directory / "rivet.yaml"
     while True:
         config.write_text(yaml.safe_dump(document_of(exports), sort_keys=False))
         rivet, ours = rivet_plan(config, rivet_via or url), ours_plan(config, url)
-        name = re.match(r"export '([^']+)': ", rivet.message or "")
-        if rivet.error is None or name is None:
-            return Compared(rivet, ours, refused, mismatches)
-        refused[name.group(1)] = rivet.error
-        if _words(rivet.message or "") not in _words(ours.log):
-            mismatches.append(f"{name.group(1)}: rivet refused with {rivet.error!r}; ours: "
-                              f"{ours.log.strip()[:600]!r}")
-        exports = [e for e in exports if e["name"] != name.group(1)]
+        found = re.match(r"(?:export|plan) '([^']+)': ", rivet.message or "")
+        if rivet.error is None or found is None:
+            return Compared(rivet, ours, refused, mismatches, unreadable)
+        name = found.group(1)
+        if rivet.code == "RIVET_PLAN_SOURCE_UNREADABLE":
+            unreadable[name] = rivet.error
+            mine = ours.artifacts.get(name)
+            verdict = mine["diagnostics"]["verdict"] if mine else None
+            if verdict != "unknown (preflight failed)":
+                mismatches.append(f"{name}: rivet could not read the source ({rivet.error!r}); "
+                                  f"ours planned it with verdict {verdict!r}")
+        else:
+            refused[name] = rivet.error
+            if _words(rivet.message or "") not in _words(ours.log):
+                mismatches.append(f"{name}: rivet refused with {rivet.error!r}; ours: "
+                                  f"{ours.log.strip()[:600]!r}")
+        exports = [e for e in exports if e["name"] != name]
 
 
 def compare(rivet: Plan, ours: Plan, *, campaign: bool = True) -> list[Difference]:

@@ -60,6 +60,8 @@ CREATE TABLE huge (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL);
 INSERT INTO huge SELECT g, timestamptz '2020-01-01' + g * interval '1 hour'
   FROM generate_series(1, 1000) g;
 CREATE INDEX huge_updated_at ON huge (updated_at);
+CREATE TABLE extreme (id bigint PRIMARY KEY, v int);
+INSERT INTO extreme VALUES (-9223372036854775808, 1), (0, 2), (9223372036854775807, 3);
 ANALYZE;
 UPDATE pg_class SET reltuples = {FAKE_HUGE} WHERE relname = 'huge';
 """
@@ -88,7 +90,10 @@ MY_SEED = [
     f"INSERT INTO events SELECT seq, '2024-06-01' + INTERVAL (seq * 10) SECOND "
     f"FROM seq_1_to_{EVENTS}",
     "CREATE VIEW recent_mid AS SELECT id, customer_id, updated_at FROM mid WHERE v < 500",
-    "ANALYZE TABLE small, mid, noidx, sparse, nullable, empty_t, events PERSISTENT FOR ALL",
+    "CREATE TABLE extreme (id bigint PRIMARY KEY, v int)",
+    "INSERT INTO extreme VALUES (-9223372036854775808, 1), (0, 2), (9223372036854775807, 3)",
+    "ANALYZE TABLE small, mid, noidx, sparse, nullable, empty_t, events, extreme "
+    "PERSISTENT FOR ALL",
 ]
 
 _DEST = {"format": "parquet", "destination": {"type": "local", "path": "./out"}}
@@ -143,6 +148,11 @@ EXPORTS: dict[str, dict[str, Any]] = {
     "view_inc": {"table": "recent_mid", "mode": "incremental", "cursor_column": "updated_at"},
     "join_full": {"query": "SELECT m.id, s.name FROM mid m JOIN small s ON s.id = m.customer_id",
                   "mode": "full"},
+    # Keys at both ends of the 64-bit range: rivet's 64-bit arithmetic (a span that wraps).
+    "extreme_count": {"table": "extreme", "mode": "chunked", "chunk_column": "id",
+                      "chunk_count": 4},
+    "extreme_size": {"table": "extreme", "mode": "chunked", "chunk_column": "id",
+                     "chunk_size": 9_223_372_036_854_775_807, "chunk_checkpoint": True},
     "join_inc": {"query": "SELECT m.id, m.updated_at, s.name FROM mid m JOIN small s "
                           "ON s.id = m.customer_id", "mode": "incremental",
                  "cursor_column": "updated_at"},

@@ -535,6 +535,15 @@ class _Lane:
         infos = self._relations(memo, rels) if rels else {}
         for job in self.jobs:
             outcome = plans[job.target_key]
+            if (self.source.dialect == "mysql" and job.range_column
+                    and outcome.error is not None
+                    and _mysql_error_code(outcome.error) == _BAD_FIELD):
+                # An unknown column (e.g. the cursor in the incremental ORDER BY): rivet
+                # 0.32.2 on MySQL/MariaDB plans the export with nothing known (DEGRADED).
+                self._finish(job, _unknown_column_facts(
+                    job.export.range_column or job.range_column, self.max_connections,
+                    f"EXPLAIN failed: {error_class(outcome.error)}"))
+                continue
             if outcome.error is not None or outcome.value is None:
                 self._finish(job, self._error_facts(job, "EXPLAIN", outcome.error))
                 continue
@@ -564,6 +573,15 @@ class _Lane:
             column = shown = info.integer_primary_key
         if column and shown:
             missing = self._missing_column(job, rel_infos, column)
+            if missing and range_sliced(export) and export.chunk_column is not None and info:
+                # rivet's chunk planning finds no such integer column and refuses the plan.
+                columns[shown] = ColumnFacts(integer=False)
+                return ExportFacts(
+                    row_estimate=plan.row_estimate, columns=columns, notes=[*notes, missing],
+                    table=TableFacts(rows=info.rows,
+                                     integer_primary_key=info.integer_primary_key))
+            if missing and self.source.dialect == "mysql":
+                return _unknown_column_facts(shown, self.max_connections, missing)
             if missing:
                 return ExportFacts(preflight_error=missing)
             indexed = self._indexed(job, plan, rel_infos, column)
@@ -750,6 +768,25 @@ class _Lane:
                       facts.preflight_error)
         self.results[job.key] = facts
         self.tracker.tick()
+
+
+_BAD_FIELD = 1054  # MySQL/MariaDB ER_BAD_FIELD_ERROR: unknown column
+
+
+def _mysql_error_code(error: BaseException | None) -> int | None:
+    orig = getattr(error, "orig", None)
+    args = getattr(orig, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _unknown_column_facts(column: str, max_connections: int | None, why: str) -> ExportFacts:
+    """rivet 0.32.2 on MySQL/MariaDB: a column missing on the source is "nothing known" — no
+    row estimate, no index — so the export plans DEGRADED (on PostgreSQL rivet refuses the
+    plan, and rivet-ci plans it low-confidence)."""
+    return ExportFacts(plan_uses_index=False, max_connections=max_connections,
+                       columns={column: ColumnFacts(indexed=False)},
+                       notes=[f"{why}; planned as rivet 0.32.2 plans it on MySQL/MariaDB: "
+                              f"nothing known about the source (DEGRADED)"])
 
 
 def _explain_probe(target: Target) -> Callable[[ProbeSession], PlanFacts]:

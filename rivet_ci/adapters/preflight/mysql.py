@@ -50,6 +50,8 @@ T = TypeVar("T")
 # "lock wait timeout exceeded" (lock_wait_timeout).
 _TIMEOUT_CODES = frozenset({1969, 3024, 1317, 1205})
 _FULL_ACCESS = frozenset({"ALL", "index"})
+# rivet's "the plan uses an index": the first table's access type (`EXPLAIN`'s `type`).
+_INDEX_ACCESS = frozenset({"ref", "range", "index", "eq_ref", "const"})
 
 # information_schema column names are case-insensitive; lower case keeps SQLAlchemy from
 # quoting them.
@@ -254,17 +256,12 @@ def plan_facts(doc: dict[str, Any]) -> PlanFacts:
     estimate: float | None = None
     examined: float | None = None
     if top:
-        produced = top[-1].get("rows_produced_per_join")
-        if produced is not None:  # MySQL 8
-            estimate = as_number(produced)
-        else:  # MariaDB: rows × filtered% per table, multiplied along the join
-            estimate = 1.0
-            for table in top:
-                rows, filtered = as_number(table.get("rows")), as_number(table.get("filtered"))
-                if rows is None:
-                    estimate = None
-                    break
-                estimate *= rows * (filtered if filtered is not None else 100.0) / 100.0
+        # rivet reads the `rows` of the FIRST row of a plain EXPLAIN — the first table of the
+        # plan, before any filter and never multiplied along a join — and takes an index access
+        # of that table (ref, range, index, eq_ref, const) as "the plan uses an index". The
+        # JSON plan's first table is that row (MariaDB `rows`, MySQL 8
+        # `rows_examined_per_scan`).
+        estimate = as_number(top[0].get("rows", top[0].get("rows_examined_per_scan")))
         examined = 1.0
         for table in top:
             rows = as_number(table.get("rows", table.get("rows_examined_per_scan")))
@@ -278,8 +275,7 @@ def plan_facts(doc: dict[str, Any]) -> PlanFacts:
     )
     return PlanFacts(
         row_estimate=fact_count(estimate),
-        uses_index=any(t.get("key") and t.get("access_type") != "ALL" for t in every)
-        if every else None,
+        uses_index=top[0].get("access_type") in _INDEX_ACCESS if top else None,
         full_scans=full,
         examined_rows=fact_count(examined),
     )
@@ -306,13 +302,13 @@ def _with_plain_estimate(facts: PlanFacts, rows: Sequence[Any]) -> PlanFacts:
     if not rows:
         return facts
     first = rows[0]
-    count, filtered = as_number(first.get("rows")), as_number(first.get("filtered"))
+    count = as_number(first.get("rows"))
     if count is None:
         return facts
-    estimate = fact_count(count * (filtered if filtered is not None else 100.0) / 100.0)
+    estimate = fact_count(count)  # rivet: the first row's `rows`, as is
     uses_index = facts.uses_index
     if uses_index is None:
-        uses_index = any(r.get("key") and r.get("type") != "ALL" for r in rows)
+        uses_index = first.get("type") in _INDEX_ACCESS
     return PlanFacts(row_estimate=estimate, uses_index=uses_index, full_scans=facts.full_scans,
                      examined_rows=facts.examined_rows,
                      notes=(*facts.notes, "row estimate from plain EXPLAIN"))

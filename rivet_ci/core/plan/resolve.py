@@ -216,8 +216,7 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                 f"column — range chunking derives integer min/max boundaries and slices with "
                 f"`BETWEEN`, so a numeric/decimal/float/text key silently drops every value "
                 f"between two window boundaries. Use `chunk_by_key: {column}` (keyset — any "
-                f"orderable indexed key), an integer column, `chunk_dense: true`, or "
-                f"`mode: full`.", "chunk_column")
+                f"orderable indexed key), an integer column, or `mode: full`.", "chunk_column")
         return Resolution(strategy="chunked", column=column, chunk_size=chunk_size,
                           notes=tuple(notes))
     pk = introspected.integer_primary_key
@@ -404,14 +403,27 @@ def _null_probe(name: str, column: str | None, col: ColumnFacts) -> None:
             f"explicitly; or use `mode: full`.", "chunk_column")
 
 
+_U64 = 1 << 64
+_I64_MIN = -(1 << 63)
+
+
+def _wrap_i64(value: int) -> int:
+    """rivet's 64-bit integer arithmetic (a release build wraps on overflow)."""
+    return (value - _I64_MIN) % _U64 + _I64_MIN
+
+
 def _width(export: ExportConfig, resolution: Resolution, extent: int) -> int:
     if export.chunk_count is not None:
-        return -(-(extent + 1) // export.chunk_count)
+        # rivet: (extent + 1) in u64 — the whole i64 range wraps to 0 — then at least 1, so a
+        # chunk_count over the whole range plans 2^64 windows and is refused at the ceiling.
+        total = (extent + 1) % _U64
+        return max(-(-total // export.chunk_count), 1)
     return resolution.chunk_size
 
 
 def _span(low: int, high: int, windows: int) -> int | None:
-    return max(high - low + 1, 0) if windows > 0 else None
+    # rivet: `last_hi - first_lo + 1` in i64 (the whole range wraps to 0), never below 0.
+    return max(_wrap_i64(high - low + 1), 0) if windows > 0 else None
 
 
 def _scan_free_estimate(export: ExportConfig, facts: ExportFacts,
