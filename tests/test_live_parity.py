@@ -10,15 +10,28 @@ remains is a documented deviation (docs/compatibility.md), pinned here by name.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import parity_seed
-from support.live_parity import URL_ENV, Compared, Difference, agreement, compare, plan_both
+import yaml
+from support import parity_seed, rivet_demo
+from support.live_parity import (
+    URL_ENV,
+    Compared,
+    Difference,
+    agreement,
+    compare,
+    ours_plan,
+    plan_both,
+    rivet_plan,
+    rivet_url,
+)
 from support.mysql_proxy import mariadb_proxy, rewrite_query
+from support.real_rivet import run_rivet
 
 SEED = 20_26_12_01
 GENERATED = 6  # configs per server
@@ -174,3 +187,96 @@ def test_the_proxy_rewrites_only_mysqls_statement_timeout() -> None:
         b"\x03SET max_statement_time=1.5, x=1")
     assert rewrite_query(b"\x03SELECT 1") == b"\x03SELECT 1"
     assert rewrite_query(b"\x16max_execution_time = 5") == b"\x16max_execution_time = 5"
+
+
+# --- rivet's demo (demo/demo_pipeline*.yaml), on tables of its shapes (support.rivet_demo) ------
+
+
+@pytest.mark.postgres
+def test_rivets_demo_plans_exactly_as_rivet_plans_it_on_postgres(
+        pg_url: str, tmp_path: Path) -> None:
+    url = parity_seed.fresh_database(pg_url, "rivet_demo")
+    rivet_demo.seed_postgres(url)
+    document = rivet_demo.postgres_demo(URL_ENV)
+    result = plan_both(tmp_path, lambda exports: {**document, "exports": exports},
+                       document["exports"], url)
+    assert result.refused == result.unreadable == {}
+    assert [str(d) for d in remaining(result)] == []
+    agreed, compared = agreement(result.rivet, result.ours)
+    print(f"\nagreement postgres, rivet's demo: {agreed}/{compared} exports")
+    assert agreed == compared == 12
+
+
+@pytest.mark.mariadb
+def test_rivets_mysql_demo_plans_exactly_as_rivet_plans_it_on_mariadb(
+        mysql_url: str, tmp_path: Path) -> None:
+    url = parity_seed.fresh_database(mysql_url, "rivet_demo")
+    rivet_demo.seed_mariadb(url)
+    parsed = sa.make_url(url)
+    document = rivet_demo.mysql_demo(URL_ENV)
+    with mariadb_proxy(parsed.host or "127.0.0.1", parsed.port or 3306) as proxy:
+        result = plan_both(tmp_path, lambda exports: {**document, "exports": exports},
+                           document["exports"], url,
+                           rivet_via=parsed.set(port=proxy.port).render_as_string(
+                               hide_password=False))
+    assert result.refused == result.unreadable == {}
+    assert [str(d) for d in remaining(result)] == []
+    agreed, compared = agreement(result.rivet, result.ours)
+    print(f"\nagreement mariadb, rivet's demo: {agreed}/{compared} exports")
+    assert agreed == compared == 8
+
+
+# --- history from real runs (`rivet run` writes export_metrics beside the config) --------------
+
+HISTORY_SEED = """
+CREATE TABLE h_ok (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL);
+INSERT INTO h_ok SELECT g, timestamptz '2026-01-01' + g * interval '1 minute'
+  FROM generate_series(1, 3000) g;
+CREATE INDEX h_ok_updated_at ON h_ok (updated_at);
+CREATE TABLE h_flaky (id bigint PRIMARY KEY, v int);
+INSERT INTO h_flaky SELECT g, g FROM generate_series(1, 2000) g;
+ANALYZE;
+"""
+
+
+@pytest.mark.postgres
+def test_history_of_real_runs_plans_as_rivet_plans_it(pg_url: str, tmp_path: Path) -> None:
+    """Three real `rivet run`s to a local destination, then one that fails (its table renamed
+    away for the run), then the table back: both planners read the same `export_metrics` of
+    `.rivet_state.db` beside the config — the measured-rows overlay and the failure penalty."""
+    url = parity_seed.fresh_database(pg_url, "rivet_history")
+    db = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    with db.connect() as conn:
+        conn.exec_driver_sql(HISTORY_SEED)
+    dest = {"format": "csv", "destination": {"type": "local", "path": "./out"}}
+    config = tmp_path / "rivet.yaml"
+    config.write_text(yaml.safe_dump({"source": {"type": "postgres", "url_env": URL_ENV},
+                                      "exports": [
+        {"name": "ok_full", "table": "public.h_ok", "mode": "full", **dest},
+        {"name": "ok_inc", "table": "public.h_ok", "mode": "incremental",
+         "cursor_column": "updated_at", **dest},
+        {"name": "flaky", "table": "public.h_flaky", "mode": "full", **dest}]}))
+    env = {URL_ENV: rivet_url(url)}
+
+    def rivet_run() -> int:
+        return run_rivet(["--no-notify", "run", "-c", str(config)], workdir=tmp_path, env=env,
+                         network=True).returncode
+
+    assert [rivet_run() for _ in range(3)] == [0, 0, 0]
+    with db.connect() as conn:
+        conn.exec_driver_sql("ALTER TABLE h_flaky RENAME TO h_flaky_gone")
+    assert rivet_run() != 0
+    with db.connect() as conn:
+        conn.exec_driver_sql("ALTER TABLE h_flaky_gone RENAME TO h_flaky")
+    db.dispose()
+    with sqlite3.connect(tmp_path / ".rivet_state.db") as state:
+        runs = state.execute(
+            "SELECT export_name, status FROM export_metrics ORDER BY id").fetchall()
+    assert ("flaky", "failed") in runs and runs.count(("ok_full", "success")) == 4
+
+    rivet, ours = rivet_plan(config, url), ours_plan(config, url)
+    assert [str(d) for d in compare(rivet, ours)] == []
+    kinds = [r["kind"] for r in ours.artifacts["flaky"]["prioritization"][
+        "export_recommendation"]["reasons"]]
+    assert "recent_failure_history" in kinds
+    assert agreement(rivet, ours) == (3, 3)

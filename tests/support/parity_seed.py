@@ -168,17 +168,17 @@ GROUPS = ("replica_a", "replica_b", None)
 PARITY_DB = "rivet_parity"
 
 
-def fresh_database(server_url: str) -> str:
-    """Drop and create `PARITY_DB` on the server; its URL (same user)."""
+def fresh_database(server_url: str, name: str = PARITY_DB) -> str:
+    """Drop and create the database `name` on the server; its URL (same user)."""
     url = sa.make_url(server_url)
     engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {PARITY_DB}")
-            conn.exec_driver_sql(f"CREATE DATABASE {PARITY_DB}")
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+            conn.exec_driver_sql(f"CREATE DATABASE {name}")
     finally:
         engine.dispose()
-    return url.set(database=PARITY_DB).render_as_string(hide_password=False)
+    return url.set(database=name).render_as_string(hide_password=False)
 
 
 def seed_postgres(url: str) -> None:
