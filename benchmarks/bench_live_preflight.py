@@ -8,12 +8,16 @@ config files in 4 `source_group`s:
 - 80 table exports over the 40 small tables (two per table: incremental on `updated_at` and
   chunked on `id`) — one EXPLAIN and ONE min/max per table serve both;
 - 117 query exports: 39 served by an index of `orders`, 39 chunked queries over `events`, 39
-  filtered snapshots of `orders`, and 2 incremental queries over `big` (EXPLAIN only: min/max
-  never runs over a query);
+  filtered snapshots of `orders`, and 2 incremental queries over `big`. A query's range is read
+  as rivet reads it, `SELECT min(c), max(c) FROM (<query>) AS _rivet`, EXPLAINed first and run
+  only when bounded: the `orders` ones (an index) and the `events` ones (300k rows, under half
+  the probe bound) run, the `big` ones (1.2M rows) are EXPLAIN-only;
 - a chunked table export over the 1.2M-row `big` (min/max skipped: it would be a full scan).
 
-The floor is what cannot be avoided: one EXPLAIN per distinct query plus one min/max statement
-per table whose range is probed. Counted:
+The floor is what cannot be avoided: one EXPLAIN per distinct query (an incremental export's is
+its ordered read, `... ORDER BY <cursor>`, as rivet EXPLAINs it), one min/max statement per
+table whose range is probed, and per distinct query with a range column the EXPLAIN of its range
+statement plus, where that plan is bounded, the statement. Counted:
 
 - PostgreSQL: `pg_stat_statements` (reset first), top-level statements of the role preflight
   connects as (`rivet_bench_reader`, so the benchmark's own statements are not counted);
@@ -23,7 +27,8 @@ per table whose range is probed. Counted:
 Both runs are repeated with base and head configs of a PR (every export twice, as the action's
 one collection sees them): identical probes run once, so the count must not grow.
 
-Target: at most 1.2 statements per distinct export on each server. Exits 1 when missed.
+Target: at most 0.2 statements per distinct export above the floor on each server (session
+set-up, catalog, transactions). Exits 1 when missed.
 
     .venv/bin/python benchmarks/bench_live_preflight.py        # throwaway servers on free ports
     .venv/bin/python benchmarks/bench_live_preflight.py --pg-url URL --mysql-url URL
@@ -55,7 +60,7 @@ from rivet_ci.core.config.loader import LoadedConfig, load_config_text
 REPO = Path(__file__).resolve().parent.parent
 PER_FILE = 50
 SMALL_TABLES = 40
-TARGET = 1.2
+TARGET_OVER_FLOOR = 0.2
 BENCH_DB = "rivet_bench"
 
 PG_SEED = f"""
@@ -138,9 +143,17 @@ def exports() -> list[dict[str, Any]]:
 
 
 def floor(specs: list[dict[str, Any]]) -> int:
-    """One EXPLAIN per distinct query + one min/max per small table (the only cheap ranges)."""
-    queries = {s.get("query") or f"table:{s['table']}" for s in specs}
-    return len(queries) + SMALL_TABLES
+    """One EXPLAIN per distinct query + one min/max per small table (the only cheap table
+    ranges) + per distinct query with a range column: its range statement's EXPLAIN, and the
+    statement where it is bounded (every one but those over `big`)."""
+    # An incremental export is EXPLAINed as rivet reads it, ordered by its cursor: a statement
+    # of its own.
+    queries = {(s.get("query") or f"table:{s['table']}",
+                s.get("cursor_column") if s.get("mode") == "incremental" else None)
+               for s in specs}
+    ranged = {(s["query"], bool("FROM big" not in s["query"])) for s in specs
+              if s.get("query") and (s.get("cursor_column") or s.get("chunk_column"))}
+    return len(queries) + SMALL_TABLES + len(ranged) + sum(1 for _, runs in ranged if runs)
 
 
 def write_configs(directory: Path, specs: list[dict[str, Any]], source_type: str,
@@ -353,9 +366,10 @@ def run(name: str, url: sa.URL, source_type: str, *, reset: Callable[[], None],
         print(f"\n{name}, {label}: {len(entries)} export entries, {len(specs)} distinct")
         print(f"  wall time        {wall:8.2f} s")
         print(f"  statements       {total:8d}   = {per_export:.3f} per distinct export "
-              f"(target <= {TARGET:g})")
+              f"(target <= floor + {TARGET_OVER_FLOOR:g})")
         print(f"  floor            {floor(specs):8d}   = {floor(specs) / len(specs):.3f} per "
-              f"distinct export (one EXPLAIN per distinct query + one min/max per probed table)")
+              f"distinct export (one EXPLAIN per distinct query + one min/max per probed table "
+              f"+ a query's range statement: its EXPLAIN, and it where bounded)")
         for kind, n in sorted(kinds.items(), key=lambda kv: (kv[0].startswith("("), -kv[1])):
             print(f"    {kind:36s} {n:6d}")
         print(f"  ranges observed  {probed:8d}   preflight errors {len(errors)}")
@@ -391,11 +405,13 @@ def main() -> int:
             }
         print()
         met = True
+        least = floor(exports()) / len(exports())
         for name, per_export in results.items():
-            ok = per_export <= TARGET
+            ok = per_export <= least + TARGET_OVER_FLOOR
             met = met and ok
-            print(f"{name:11s} {per_export:.3f} statements per distinct export: "
-                  f"{'met' if ok else 'MISSED'} (target <= {TARGET:g})")
+            print(f"{name:11s} {per_export:.3f} statements per distinct export, floor "
+                  f"{least:.3f}: {'met' if ok else 'MISSED'} (target <= floor + "
+                  f"{TARGET_OVER_FLOOR:g})")
         return 0 if met else 1
     finally:
         servers.stop()
