@@ -228,55 +228,80 @@ def test_rivets_mysql_demo_plans_exactly_as_rivet_plans_it_on_mariadb(
 
 # --- history from real runs (`rivet run` writes export_metrics beside the config) --------------
 
-HISTORY_SEED = """
-CREATE TABLE h_ok (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL);
-INSERT INTO h_ok SELECT g, timestamptz '2026-01-01' + g * interval '1 minute'
-  FROM generate_series(1, 3000) g;
-CREATE INDEX h_ok_updated_at ON h_ok (updated_at);
-CREATE TABLE h_flaky (id bigint PRIMARY KEY, v int);
-INSERT INTO h_flaky SELECT g, g FROM generate_series(1, 2000) g;
-ANALYZE;
-"""
+HISTORY_SEED = {
+    "postgres": [
+        "CREATE TABLE h_ok (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL)",
+        "INSERT INTO h_ok SELECT g, timestamptz '2026-01-01' + g * interval '1 minute' "
+        "FROM generate_series(1, 3000) g",
+        "CREATE INDEX h_ok_updated_at ON h_ok (updated_at)",
+        "CREATE TABLE h_flaky (id bigint PRIMARY KEY, v int)",
+        "INSERT INTO h_flaky SELECT g, g FROM generate_series(1, 2000) g",
+        "ANALYZE"],
+    "mysql": [
+        "CREATE TABLE h_ok (id bigint PRIMARY KEY, updated_at datetime NOT NULL, "
+        "KEY h_ok_updated_at (updated_at))",
+        "INSERT INTO h_ok SELECT seq, '2026-01-01' + INTERVAL seq MINUTE FROM seq_1_to_3000",
+        "CREATE TABLE h_flaky (id bigint PRIMARY KEY, v int)",
+        "INSERT INTO h_flaky SELECT seq, seq FROM seq_1_to_2000",
+        "ANALYZE TABLE h_ok, h_flaky"],
+}
 
 
-@pytest.mark.postgres
-def test_history_of_real_runs_plans_as_rivet_plans_it(pg_url: str, tmp_path: Path) -> None:
+def history_parity(server_url: str, source_type: str, tmp_path: Path, *,
+                   proxied: bool = False) -> None:
     """Three real `rivet run`s to a local destination, then one that fails (its table renamed
     away for the run), then the table back: both planners read the same `export_metrics` of
     `.rivet_state.db` beside the config — the measured-rows overlay and the failure penalty."""
-    url = parity_seed.fresh_database(pg_url, "rivet_history")
+    url = parity_seed.fresh_database(server_url, "rivet_history")
     db = sa.create_engine(url, isolation_level="AUTOCOMMIT")
     with db.connect() as conn:
-        conn.exec_driver_sql(HISTORY_SEED)
+        for statement in HISTORY_SEED[source_type]:
+            conn.exec_driver_sql(statement)
+    schema = "public." if source_type == "postgres" else ""
     dest = {"format": "csv", "destination": {"type": "local", "path": "./out"}}
     config = tmp_path / "rivet.yaml"
-    config.write_text(yaml.safe_dump({"source": {"type": "postgres", "url_env": URL_ENV},
+    config.write_text(yaml.safe_dump({"source": {"type": source_type, "url_env": URL_ENV},
                                       "exports": [
-        {"name": "ok_full", "table": "public.h_ok", "mode": "full", **dest},
-        {"name": "ok_inc", "table": "public.h_ok", "mode": "incremental",
+        {"name": "ok_full", "table": f"{schema}h_ok", "mode": "full", **dest},
+        {"name": "ok_inc", "table": f"{schema}h_ok", "mode": "incremental",
          "cursor_column": "updated_at", **dest},
-        {"name": "flaky", "table": "public.h_flaky", "mode": "full", **dest}]}))
-    env = {URL_ENV: rivet_url(url)}
+        {"name": "flaky", "table": f"{schema}h_flaky", "mode": "full", **dest}]}))
+    parsed = sa.make_url(url)
+    with mariadb_proxy(parsed.host or "127.0.0.1", parsed.port or 3306) as proxy:
+        via = (parsed.set(port=proxy.port).render_as_string(hide_password=False) if proxied
+               else url)
+        env = {URL_ENV: rivet_url(via)}
 
-    def rivet_run() -> int:
-        return run_rivet(["--no-notify", "run", "-c", str(config)], workdir=tmp_path, env=env,
-                         network=True).returncode
+        def rivet_run() -> int:
+            return run_rivet(["--no-notify", "run", "-c", str(config)], workdir=tmp_path,
+                             env=env, network=True).returncode
 
-    assert [rivet_run() for _ in range(3)] == [0, 0, 0]
-    with db.connect() as conn:
-        conn.exec_driver_sql("ALTER TABLE h_flaky RENAME TO h_flaky_gone")
-    assert rivet_run() != 0
-    with db.connect() as conn:
-        conn.exec_driver_sql("ALTER TABLE h_flaky_gone RENAME TO h_flaky")
-    db.dispose()
+        assert [rivet_run() for _ in range(3)] == [0, 0, 0]
+        with db.connect() as conn:
+            conn.exec_driver_sql("ALTER TABLE h_flaky RENAME TO h_flaky_gone")
+        assert rivet_run() != 0
+        with db.connect() as conn:
+            conn.exec_driver_sql("ALTER TABLE h_flaky_gone RENAME TO h_flaky")
+        db.dispose()
+        rivet, ours = rivet_plan(config, via), ours_plan(config, url)
     with sqlite3.connect(tmp_path / ".rivet_state.db") as state:
         runs = state.execute(
             "SELECT export_name, status FROM export_metrics ORDER BY id").fetchall()
     assert ("flaky", "failed") in runs and runs.count(("ok_full", "success")) == 4
-
-    rivet, ours = rivet_plan(config, url), ours_plan(config, url)
     assert [str(d) for d in compare(rivet, ours)] == []
     kinds = [r["kind"] for r in ours.artifacts["flaky"]["prioritization"][
         "export_recommendation"]["reasons"]]
     assert "recent_failure_history" in kinds
     assert agreement(rivet, ours) == (3, 3)
+    print(f"\nagreement {source_type}, history of real runs: 3/3 exports")
+
+
+@pytest.mark.postgres
+def test_history_of_real_runs_plans_as_rivet_plans_it(pg_url: str, tmp_path: Path) -> None:
+    history_parity(pg_url, "postgres", tmp_path)
+
+
+@pytest.mark.mariadb
+def test_history_of_real_runs_plans_as_rivet_plans_it_on_mariadb(
+        mysql_url: str, tmp_path: Path) -> None:
+    history_parity(mysql_url, "mysql", tmp_path, proxied=True)
