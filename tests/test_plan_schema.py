@@ -11,7 +11,12 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support.plan_schema import SCHEMA_FILE, assert_matches_schema, validator
+from support.plan_schema import (
+    SCHEMA_FILE,
+    assert_matches_schema,
+    published_validator,
+    validator,
+)
 
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
@@ -45,15 +50,52 @@ def test_the_shipped_schema_is_what_rivet_ci_schema_prints() -> None:
         "schemas/plan.schema.json`")
 
 
-def test_the_schema_is_a_valid_draft_2020_12_schema_of_closed_objects() -> None:
+def test_the_schema_is_a_valid_draft_2020_12_schema_open_to_growth_with_a_versioned_id() -> None:
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["properties"]["format"] == {"const": PLAN_FORMAT, "title": "Format",
                                               "type": "string"}
-    # Every object of our own refuses keys it does not define (the diff's models aside).
-    closed = [name for name, d in schema["$defs"].items() if d.get("type") == "object"
+    # The id names the format's version, not a branch (docs/plan-json.md, "Versions").
+    assert schema["$id"].endswith(PLAN_FORMAT) and "/main/" not in schema["$id"]
+    # As shipped, no object refuses a key a later release of rivet-ci-plan/1 may add (only
+    # `{}`, the `computed` of a plan read back, stays exactly empty) ...
+    assert [name for name, d in schema["$defs"].items()
+            if d.get("additionalProperties") is False] == ["EmptyJSON"]
+    # ... while the closed schema the tests hold our own documents to refuses every key it
+    # does not define (the diff's models aside).
+    closed_schema = validator().schema
+    closed = [name for name, d in closed_schema["$defs"].items() if d.get("type") == "object"
               and d.get("additionalProperties") is False]
-    assert {"ExportJSON", "ResolvedPlanJSON", "ComputedJSON", "ConfigJSON"} <= set(closed)
+    assert {"ExportJSON", "ResolvedPlanJSON", "ComputedJSON", "ConfigJSON",
+            "PlanDocumentJSON", "CoverageJSON"} <= {*closed, "PlanDocumentJSON"}
+    assert closed_schema.get("additionalProperties") is False
+
+
+def test_a_document_with_a_key_this_version_does_not_know_validates_and_reads(
+        tmp_path: Path) -> None:
+    """Additive changes keep `rivet-ci-plan/1`: a consumer validating with this release's
+    schema accepts a later release's document, and `rivet-ci show` reads it."""
+    golden = json.loads((ROOT / "tests/golden/plan/example.json").read_text(encoding="utf-8"))
+    grown = json.loads(json.dumps(golden))
+    grown["added_later"] = {"anything": [1, 2]}
+    grown["configs"][0]["exports"][0]["new_field"] = "x"
+    grown["configs"][0]["exports"][0]["computed"]["new_signal"] = 3
+    grown["summary"]["new_count"] = 0
+    assert not list(published_validator().iter_errors(grown))
+    assert list(validator().iter_errors(grown))  # the closed schema still tells
+    path = tmp_path / "grown.json"
+    path.write_text(json.dumps(grown), encoding="utf-8")
+    code, out, err = cli(["show", str(path), "--format", "json"])
+    assert code == 0, err
+    again = tmp_path / "plain.json"
+    again.write_text(json.dumps(golden), encoding="utf-8")
+    plain = cli(["show", str(again), "--format", "json"])[1]
+    assert out.replace(path.name, again.name) == plain
+    # A wrong type is still refused, next to an unknown key.
+    grown["summary"]["errors"] = "0"
+    path.write_text(json.dumps(grown), encoding="utf-8")
+    code, _, err = cli(["show", str(path)])
+    assert code == 2 and "summary.errors" in err
 
 
 def test_every_golden_plan_document_matches_the_schema() -> None:
@@ -69,11 +111,11 @@ def test_every_golden_plan_document_matches_the_schema() -> None:
 def test_the_schema_refuses_what_the_format_does_not_allow() -> None:
     golden = json.loads((ROOT / "tests/golden/plan/example.json").read_text(encoding="utf-8"))
     export = golden["configs"][0]["exports"][0]
-    for key, value in (("computed", {"row_estimate": "12"}), ("mode", "cdc"),
-                       ("unknown_key", 1)):
+    for key, value in (("computed", {"row_estimate": "12"}), ("mode", "cdc")):
         broken = json.loads(json.dumps(golden))
         broken["configs"][0]["exports"][0][key] = value
         assert list(validator().iter_errors(broken)), key
+        assert list(published_validator().iter_errors(broken)), key
     assert export["resolved_plan"]["source"]["password"] is None
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +37,14 @@ from rivet_ci.commands.live import with_state_history
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.core.comment.view import checked_text
 from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.common.text import plural
 from rivet_ci.core.config.loader import LoadedConfig
 from rivet_ci.core.facts.loader import load_facts_text
 from rivet_ci.core.facts.models import FactsFile
-from rivet_ci.core.formats.document import dump_json
+from rivet_ci.core.formats.document import COMPACT, INDENTED, Layout, dump_json
 from rivet_ci.core.formats.rivet_artifact import rivet_document
-from rivet_ci.core.gate.diff import Finding
-from rivet_ci.core.gate.policy import parse_policy
+from rivet_ci.core.gate.diff import Finding, PlanDiff
+from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate, parse_policy
 from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
@@ -59,11 +60,13 @@ from rivet_ci.github_action.trust import TrustedFiles, check_outside_review
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
 from rivet_ci.output.redaction import MIN_SECRET_LENGTH
+from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
 from rivet_ci.review.comment import blob_linker
 from rivet_ci.review.pull_request import PullRequestPlan
+from rivet_ci.review.record import RecordPlan, plan_record
 
 # Outcomes after which the PR shows this run's comment.
 POSTED = frozenset({CommentAction.CREATED, CommentAction.UPDATED, CommentAction.UNCHANGED,
@@ -79,7 +82,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[int | None, str,
                                                                                  str]:
-    """(PR number, base, head) from the event, with `base-ref` overriding the base.
+    """(PR number, base, head) from the event, with `base-ref` overriding the base. An event
+    that is not a pull request, without `base-ref`, plans the commit itself (the plan of
+    record): base and head are both that commit (`is_record`).
 
     A payload without the fields a pull request event has is a setup error naming them
     (`PullRequestEvent`).
@@ -87,10 +92,14 @@ def pull_request_refs(event: dict[str, Any], settings: ActionSettings) -> tuple[
     pr = PullRequestEvent.of(event, shown=f"{settings.event_path}")
     if pr is not None:
         return pr.number, settings.base_ref or pr.base_sha, pr.head_sha
-    if settings.base_ref is None:
-        raise UsageError(f"event {settings.event_name!r} is not a pull request: set the "
-                         f"`base-ref` input to compare against a branch or commit")
-    return None, settings.base_ref, settings.sha or "HEAD"
+    head = settings.sha or "HEAD"
+    return None, settings.base_ref or head, head
+
+
+def is_record(event: dict[str, Any], settings: ActionSettings) -> bool:
+    """Whether this run writes the plan of record: not a pull request, and no `base-ref`."""
+    return (settings.base_ref is None
+            and PullRequestEvent.of(event, shown=f"{settings.event_path}") is None)
 
 
 def load_facts(settings: ActionSettings, trusted: TrustedFiles,
@@ -188,9 +197,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     settings = confine_inputs(settings, rule)
     policy = parse_policy(settings.fail_on)
     number, base, head = pull_request_refs(event, settings)
+    record = is_record(event, settings)
+    layout = COMPACT if settings.plan_json == "compact" else INDENTED
     owner = WorkspaceOwner.of(settings.workspace)
     repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None)
-    repo.ensure_merge_base(base, head)
+    if record:
+        repo.ensure_commit(head)
+    else:
+        repo.ensure_merge_base(base, head)
     base_sha, head_sha = repo.resolve(base), repo.resolve(head)
     trusted = TrustedFiles(repo, settings.workspace, trusted=base_sha,
                            fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
@@ -276,7 +290,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             # 1. The artifact first: it must survive anything that fails later; then the
             #    outputs.
             pr, gate = report.pr, report.gate
-            write(settings.output_path, report.document_chunks(), root=settings.workspace)
+            write(settings.output_path, report.document_chunks(layout, coverage=True),
+                  root=settings.workspace)
             if rivet_path is not None:
                 write(rivet_path, dump_json(rivet_document(pr.document_head.configs,
                                                            created_at=ctx.now())),
@@ -295,6 +310,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 "policy": gate.policy,
             })
             write_step_outputs(outputs)
+
+        if record:  # a push, a schedule, a manual run: the whole repository, no comment
+            return write_record(
+                plan_record(repo, head_sha, settings.configs, facts=facts, origin=origin,
+                            environ=allowed, facts_problems=facts_problems,
+                            enrich=(lambda _f, configs: collect(configs)) if settings.live
+                            else history if state_url else None, live=settings.live),
+                settings=settings, ctx=ctx, policy=policy, layout=layout, write=write,
+                write_step_outputs=write_step_outputs, facts_problems=facts_problems)
 
         # 2. The comment (short enough for GitHub) and the full report (for the step summary).
         cache, refused = open_cache(settings.cache_path, repo,
@@ -358,6 +382,88 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                          + "".join(f"  {p.render()}\n" for p in errors))
         return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED
+
+
+Writer = Callable[..., None]
+
+
+def write_record(
+    record: RecordPlan, *, settings: ActionSettings, ctx: Context, policy: GatePolicy,
+    layout: Layout, write: Writer, write_step_outputs: Callable[[Mapping[str, str | int | bool]],
+                                                                None],
+    facts_problems: list[Problem],
+) -> int:
+    """The plan of record's outputs: plan.json (and rivet's artifact), the step outputs, the
+    job summary and the annotations; no comment. The gate is the always-on rules on the
+    plan's own errors (`fail-on: none` reports only)."""
+    plan = record.plan
+    gate = evaluate_gate(PlanDiff(exports=(), warnings=(), order_moves=(),
+                                  findings=record.findings, head_problems=()), policy)
+    write(settings.output_path, record.document_chunks(generated_at=ctx.timestamp(),
+                                                       layout=layout),
+          root=settings.workspace)
+    rivet_path = settings.rivet_artifact_path
+    if rivet_path is not None:
+        write(rivet_path, dump_json(rivet_document(plan.configs, created_at=ctx.now())),
+              root=settings.workspace)
+    exports = sum(len(c.exports) for c in plan.configs)
+    write_step_outputs({
+        "plan-path": settings.for_output(settings.output_path),
+        "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
+        "comment-url": "", "comment-file": "", "comment-posted": False,
+        "changed-exports": 0, "new-isolations": 0, "new-warnings": 0,
+        "gate": "passed" if gate.passed else "failed", "policy": gate.policy,
+        "head-configs": len(plan.configs), "head-exports": exports,
+        "base-configs": 0, "base-exports": 0,
+    })
+    commit = record.commit[:12]
+    if settings.step_summary is not None:
+        write(settings.step_summary, record_summary(record, gate, settings), append=True)
+    for line in annotations_for(gate, record.findings):
+        ctx.stdout.write(line + "\n")
+    errors = facts_errors(facts_problems)
+    for problem in errors[:MAX_ANNOTATIONS]:
+        ctx.stdout.write(annotation(Finding(
+            kind="config-error", status="new", message=problem.render(), file=problem.file,
+            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts")
+            + "\n")
+    ctx.stdout.write(f"rivet-ci: plan of record at {commit}: "
+                     f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "
+                     f"{record.matched} matching; gate {'passed' if gate.passed else 'failed'} "
+                     f"(fail-on: {gate.policy}); plan: "
+                     f"{settings.for_output(settings.output_path)}\n")
+    for path in record.skipped_facts:
+        ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
+    if errors:
+        ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
+                         + "".join(f"  {p.render()}\n" for p in errors))
+        return USAGE_ERROR
+    return OK if gate.passed else GATE_FAILED
+
+
+def record_summary(record: RecordPlan, gate: GateResult, settings: ActionSettings) -> str:
+    """The job summary of a plan of record (Markdown; every value escaped)."""
+    plan = record.plan
+    exports = [e for c in plan.configs for e in c.exports]
+    isolated = sum(1 for e in exports if e.recommendation.isolate_on_source)
+    low = sum(1 for e in exports if e.recommendation.low_confidence)
+    verdict = "✅ gate passed" if gate.passed else (
+        f"❌ gate failed ({plural(len(gate.blocking), 'blocking finding')})")
+    lines = [
+        f"### rivet-ci: plan of record — {verdict}", "",
+        f"Commit `{record.commit[:12]}`: {plural(len(plan.configs), 'config file')} "
+        f"({plural(len(exports), 'export')}; {isolated} `isolate_on_source`, {low} low "
+        f"confidence), every file matching `configs`. The plan is "
+        f"{md_text(settings.for_output(settings.output_path))} (fail-on: "
+        f"{md_text(gate.policy)}).", ""]
+    for finding in gate.blocking[:MAX_SUMMARY_FINDINGS]:
+        lines.append(f"- ❌ {md_text(finding.kind)}: {md_text(finding.message)}")
+    if len(gate.blocking) > MAX_SUMMARY_FINDINGS:
+        lines.append(f"- … and {len(gate.blocking) - MAX_SUMMARY_FINDINGS} more in the plan")
+    return "\n".join(lines) + "\n"
+
+
+MAX_SUMMARY_FINDINGS = 50
 
 
 def previous_comment(settings: ActionSettings, number: int | None, ctx: Context) -> str | None:

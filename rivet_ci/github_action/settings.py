@@ -58,6 +58,7 @@ _INPUTS: dict[str, str] = {
     "env_allow": "env-allow",
     "params": "params",
     "add_mask": "add-mask",
+    "plan_json": "plan-json",
     "waivers": "waivers",
     "waiver_in_pr": "waiver-in-pr",
     "rivet_compatible_artifact": "rivet-compatible-artifact",
@@ -137,6 +138,9 @@ class ActionSettings(BaseModel):
     rivet_compatible_artifact: Path | None = None
     # Folder of the plan cache (adapters/plan_cache.py), kept between runs by actions/cache.
     cache_dir: Path | None = None
+    # The plan document's layout (core/formats/document.Layout): `compact` leaves out
+    # whitespace and `resolved_plan`; `indented` writes it as `rivet-ci plan` does.
+    plan_json: Literal["compact", "indented"] = "compact"
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str

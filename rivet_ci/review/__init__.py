@@ -27,8 +27,8 @@ from rivet_ci.core.comment.view import LinkFor, facts_description
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.formats.diff_document import pull_request_document, pull_request_document_chunks
-from rivet_ci.core.formats.document import dump_json
-from rivet_ci.core.formats.plan_format import PlanDocumentJSON
+from rivet_ci.core.formats.document import INDENTED, Layout, dump_json
+from rivet_ci.core.formats.plan_format import CoverageJSON, PlanDocumentJSON
 from rivet_ci.core.gate.diff import Finding
 from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
@@ -122,15 +122,22 @@ class Report:
     def document_text(self) -> str:
         return dump_json(self.document())
 
-    def document_chunks(self) -> Iterator[bytes]:
+    def document_chunks(self, layout: Layout = INDENTED, *,
+                        coverage: bool = False) -> Iterator[bytes]:
         """`document_text` as UTF-8 chunks ending with line breaks, built export by export
-        (what `output.sink.write_chunks` writes)."""
+        (what `output.sink.write_chunks` writes); `layout`: `document.COMPACT` for the
+        action's compact `plan.json`; `coverage`: add the action's `coverage` key."""
         pr = self.pr
+        covered: CoverageJSON | None = None
+        if coverage:
+            covered = {"scope": "review", "commit": pr.head_sha,
+                       "config_files": pr.review_json["head_files"],
+                       "resolved_plans": layout.resolved_plans}
         return pull_request_document_chunks(
             pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
-            version=__version__, review=pr.review_json)
+            version=__version__, review=pr.review_json, layout=layout, coverage=covered)
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:

@@ -101,19 +101,30 @@ def event(ws: Workspace, head_sha: str, *, fork: bool = False) -> dict[str, Any]
     }
 
 
+def push_event(ws: Workspace, head_sha: str) -> dict[str, Any]:
+    """A `push` payload (to main) with the fields GitHub sends that matter here."""
+    return {"ref": "refs/heads/main", "before": ws.base_sha, "after": head_sha,
+            "repository": {"id": 1, "name": "warehouse", "full_name": REPO},
+            "head_commit": {"id": head_sha}, "sender": {"login": "acme"}}
+
+
 def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOKEN,
                minutes: int = 0, fork: bool = False, env: dict[str, str] | None = None,
-               **inputs: str) -> tuple[Result, Path]:
-    """Run `rivet-ci action` once; returns the result and this run's GITHUB_OUTPUT file."""
+               event_name: str = "pull_request", **inputs: str) -> tuple[Result, Path]:
+    """Run `rivet-ci action` once; returns the result and this run's GITHUB_OUTPUT file.
+    `event_name` other than `pull_request`: a push payload (`push_event`), as a push, a
+    schedule or a manual run gives no pull request."""
     run_dir = ws.runner_temp / f"run-{len(list(ws.runner_temp.iterdir()))}"
     run_dir.mkdir()
     event_path = run_dir / "event.json"
-    event_path.write_text(json.dumps(event(ws, head_sha, fork=fork)), encoding="utf-8")
+    payload = (event(ws, head_sha, fork=fork) if event_name == "pull_request"
+               else push_event(ws, head_sha))
+    event_path.write_text(json.dumps(payload), encoding="utf-8")
     outputs = run_dir / "output"
     outputs.touch()
     environ = {
         "GITHUB_ACTIONS": "true", "CI": "true",
-        "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(event_path),
         "GITHUB_REPOSITORY": REPO, "GITHUB_WORKSPACE": str(ws.path),
         "GITHUB_API_URL": gh.url, "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_RUN_ID": "4242", "GITHUB_SHA": head_sha,

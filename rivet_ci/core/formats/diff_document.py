@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from rivet_ci.core.formats.document import (
+    INDENTED,
+    Layout,
     config_json,
     plan_document,
     plan_document_chunks,
@@ -18,6 +20,7 @@ from rivet_ci.core.formats.document import (
 )
 from rivet_ci.core.formats.plan_format import (
     ChangedFileJSON,
+    CoverageJSON,
     DiffJSON,
     PlanDocumentJSON,
     PullRequestJSON,
@@ -73,14 +76,19 @@ def pull_request_document(
 def pull_request_document_chunks(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
     changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
-    review: ReviewJSON,
+    review: ReviewJSON, layout: Layout = INDENTED, coverage: CoverageJSON | None = None,
 ) -> Iterator[bytes]:
     """The text of `pull_request_document` in line-ending chunks, both plans' exports built,
-    serialised and dropped one at a time (the same bytes)."""
+    serialised and dropped one at a time (the same bytes; with a compact `layout`, the same
+    document without whitespace and without `resolved_plan`); `coverage` (the action's) is
+    written last."""
     pull_request: PullRequestJSON = {"base_sha": base_sha, "head_sha": head_sha,
                                      "changed_files": list(changed_files), "review": review}
     base_part = streamed_object({
-        "configs": streamed_configs(base.configs, day=generated_at[:10]),
+        "configs": streamed_configs(base.configs, day=generated_at[:10], layout=layout),
         "problems": [problem_json(p) for p in base.all_problems]})
-    return plan_document_chunks(head, generated_at=generated_at, version=version, extra={
-        "pull_request": pull_request, "base": base_part, "diff": diff_json(diff, gate)})
+    extra = {"pull_request": pull_request, "base": base_part, "diff": diff_json(diff, gate)}
+    if coverage is not None:
+        extra["coverage"] = coverage
+    return plan_document_chunks(head, generated_at=generated_at, version=version, extra=extra,
+                                layout=layout)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import orjson
@@ -49,8 +50,23 @@ if TYPE_CHECKING:  # the format's types only: `plan_format` is imported when a p
 # definition, which the writer does not import: 45 TypedDicts, ~10 ms) reads it from here.
 PLAN_FORMAT: Final = "rivet-ci-plan/1"
 
-__all__ = ["PLAN_FORMAT", "PlanReadError", "dump_json", "plan_document", "read_plan",
-           "read_plan_text"]
+__all__ = ["COMPACT", "INDENTED", "PLAN_FORMAT", "Layout", "PlanReadError", "dump_json",
+           "plan_document", "read_plan", "read_plan_text"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a document's text is laid out. `INDENTED` (what `rivet-ci plan` and `diff` write):
+    two-space indentation and every field. `COMPACT` (the action's `plan.json` by default): no
+    whitespace, and `resolved_plan` null — the block rivet carries into its own artifact, more
+    than half of an export's text, written by `rivet-compatible-artifact` instead."""
+
+    compact: bool = False
+    resolved_plans: bool = True
+
+
+INDENTED: Final = Layout()
+COMPACT: Final = Layout(compact=True, resolved_plans=False)
 
 
 def campaign_json(campaign: Campaign) -> CampaignJSON:
@@ -79,10 +95,12 @@ def recommendation_json(rec: ExportRecommendation) -> RecommendationJSON:
 
 def export_json(export: PlannedExport, campaign: Campaign | None, *,
                 source: SourceConfig | None = None, source_json: SourceBlockJSON | None = None,
-                day: str = "", memo: ResolvedPlanMemo | None = None) -> ExportJSON:
+                day: str = "", memo: ResolvedPlanMemo | None = None,
+                resolved: bool = True) -> ExportJSON:
     """One planned export. `resolved_plan` is rivet's (the keys rivet carries verbatim into its
     artifact: format, compression, destination, tuning, redacted source, ...); `day` fills
-    `{date}` in destination paths and is the document's own date."""
+    `{date}` in destination paths and is the document's own date; without `resolved`,
+    `resolved_plan` is null (`Layout.resolved_plans`)."""
     # Field values are read from the models' `__dict__`: on a pydantic model an attribute read
     # passes its `__getattr__` hook, twice as slow, and an export reads some fifty.
     e = export.__dict__
@@ -121,7 +139,7 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
     config = e["config"]
     resolved = (resolved_plan(config, source, signals, day=day, source_json=source_json,
                               memo=memo)
-                if signals is not None and config is not None else None)
+                if resolved and signals is not None and config is not None else None)
     return {
         "export_name": e["export_name"], "config": e["config_path"], "line": e["line"],
         "mode": e["mode"], "strategy": e["strategy"], "computed": computed,
@@ -145,13 +163,14 @@ def config_json(config: ConfigPlan, *, day: str = "",
     return document
 
 
-def _config_parts(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> ConfigJSON:
+def _config_parts(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo,
+                  resolved: bool = True) -> ConfigJSON:
     """`config_json` with `exports` still a generator (the caller lists or streams it)."""
-    shared_source = source_block(config.source)
-    if memo.place is not None:
+    shared_source = source_block(config.source) if resolved else None
+    if memo.place is not None and resolved:
         shared_source = memo.place(shared_source)
     exports = (export_json(e, config.campaign if i == 0 else None, source=config.source,
-                           source_json=shared_source, day=day, memo=memo)
+                           source_json=shared_source, day=day, memo=memo, resolved=resolved)
                for i, e in enumerate(config.exports))
     return {
         "path": config.path,
@@ -221,23 +240,31 @@ def document_head(*, facts: FactsOrigin, summary: SummaryJSON, problems: Sequenc
 
 
 def plan_document_chunks(plan: Plan, *, generated_at: str, version: str,
-                         extra: Mapping[str, Any] | None = None) -> Iterator[bytes]:
+                         extra: Mapping[str, Any] | None = None,
+                         layout: Layout = INDENTED) -> Iterator[bytes]:
     """The text of `plan_document` (plus `extra` keys at the end), UTF-8, in pieces of about
     `CHUNK_BYTES` that each end with a line break: byte for byte what `dump_json` writes for the
     whole document, but each export's dict is built, serialised and dropped in turn, so
-    memory does not grow with the plan."""
-    memo = streamed_memo()
+    memory does not grow with the plan. With `COMPACT`, the same document without whitespace
+    and with `resolved_plan` null (pieces cut between JSON values, the last with the final
+    line break)."""
+    memo = streamed_memo(layout)
     day = generated_at[:10]
     head = _document_head(plan, generated_at=generated_at, version=version)
-    return document_chunks(head, (config_chunks(c, day=day, memo=memo) for c in plan.configs),
-                           extra=extra)
+    return document_chunks(head, (config_chunks(c, day=day, memo=memo, layout=layout)
+                                  for c in plan.configs), extra=extra, layout=layout)
 
 
-def config_chunks(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> Iterator[bytes]:
+def config_chunks(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo,
+                  layout: Layout = INDENTED) -> Iterator[bytes]:
     """One entry of `configs`, serialised as it appears in the document (indented for its
     place), export by export, in blocks that end with a line break but the last — so each
     block can be redacted on its own before it is kept anywhere. `memo`: the document's
-    `streamed_memo()` (a plain memo gives the same text, more slowly)."""
+    `streamed_memo()` (a plain memo gives the same text, more slowly). With a compact
+    `layout`, blocks are cut between JSON values (a string is never split)."""
+    if layout.compact:
+        return _compact_blocks(_emit_compact(_streamed_config(
+            config, day=day, memo=memo, resolved=layout.resolved_plans)))
     return _line_blocks(_emit(_streamed_config(config, day=day, memo=memo), _CONFIG_DEPTH))
 
 
@@ -247,14 +274,18 @@ _CONFIG_DEPTH = 2
 _RESOLVED_PLAN_VALUE_DEPTH = _CONFIG_DEPTH + 4
 
 
-def streamed_memo() -> ResolvedPlanMemo:
+def streamed_memo(layout: Layout = INDENTED) -> ResolvedPlanMemo:
     """The `ResolvedPlanMemo` of a document written by `config_chunks`: the blocks every export
     of a config, or of a repository, shares (`source`, the resolved `tuning`, most
     `destination`s: ~45 of an export's ~130 values) are serialised once, for their place in
     the document, and orjson copies their text into each export (`orjson.Fragment`) instead of
     serialising them again — measured on the document of 1,000 exports, ~10 M of its ~112 M
     instructions."""
-    return ResolvedPlanMemo(place=_placed_block)
+    return ResolvedPlanMemo(place=_compact_block if layout.compact else _placed_block)
+
+
+def _compact_block(block: Any) -> orjson.Fragment:
+    return orjson.Fragment(orjson.dumps(block, default=_model_json))
 
 
 def _placed_block(block: Any) -> orjson.Fragment:
@@ -262,21 +293,26 @@ def _placed_block(block: Any) -> orjson.Fragment:
 
 
 def document_chunks(head: PlanDocumentJSON, configs: Iterable[Iterable[bytes]], *,
-                    extra: Mapping[str, Any] | None = None) -> Iterator[bytes]:
+                    extra: Mapping[str, Any] | None = None,
+                    layout: Layout = INDENTED) -> Iterator[bytes]:
     """The document text from its head and its configs already serialised by
     `config_chunks` (e.g. spooled while each config was planned), in line-ending chunks."""
     streamed = _Object(head)
     streamed["configs"] = _Array(_Raw(c) for c in configs)
     for key, value in (extra or {}).items():
         streamed[key] = value
+    if layout.compact:
+        return _final_line(_compact_blocks(_emit_compact(streamed)))
     return _lines(_emit(streamed, 0))
 
 
-def streamed_configs(configs: Iterable[ConfigPlan], *, day: str) -> Any:
+def streamed_configs(configs: Iterable[ConfigPlan], *, day: str,
+                     layout: Layout = INDENTED) -> Any:
     """A `configs` array for `plan_document_chunks`' `extra` (the base plan of a pull request),
     written config by config, export by export."""
-    memo = ResolvedPlanMemo()
-    return _Array(_streamed_config(c, day=day, memo=memo) for c in configs)
+    memo = ResolvedPlanMemo(place=_compact_block) if layout.compact else ResolvedPlanMemo()
+    return _Array(_streamed_config(c, day=day, memo=memo, resolved=layout.resolved_plans)
+                  for c in configs)
 
 
 def streamed_object(value: Mapping[str, Any]) -> Any:
@@ -284,8 +320,9 @@ def streamed_object(value: Mapping[str, Any]) -> Any:
     return _Object(value)
 
 
-def _streamed_config(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo) -> _Object:
-    parts = _Object(_config_parts(config, day=day, memo=memo))
+def _streamed_config(config: ConfigPlan, *, day: str, memo: ResolvedPlanMemo,
+                     resolved: bool = True) -> _Object:
+    parts = _Object(_config_parts(config, day=day, memo=memo, resolved=resolved))
     parts["exports"] = _Array(parts["exports"])
     return parts
 
@@ -380,6 +417,72 @@ def _batch_text(items: list[Any], depth: int) -> bytes | memoryview:
     closing line break, indentation and "]"."""
     text = _indented(items, depth)
     return text[2 * depth + 4:len(text) - 2 * depth - 2]
+
+
+def _emit_compact(value: Any) -> Iterator[bytes]:
+    """`orjson.dumps(value)` (no whitespace) in pieces, each a whole JSON value, key or
+    separator: a cut between two pieces never falls inside a string."""
+    if isinstance(value, _Object):
+        separator = b"{"
+        for key, item in value.items():
+            yield separator + orjson.dumps(key) + b":"
+            separator = b","
+            if isinstance(item, _Object | _Array):
+                yield from _emit_compact(item)
+                value[key] = None  # drop what was written
+            else:
+                yield orjson.dumps(item, default=_model_json)
+        yield b"{}" if separator == b"{" else b"}"
+    elif isinstance(value, _Array):
+        separator = b"["
+        batch: list[Any] = []
+        for item in value.items:
+            if not isinstance(item, _STREAMED):
+                batch.append(item)
+                if len(batch) == _BATCH:
+                    yield separator + orjson.dumps(batch, default=_model_json)[1:-1]
+                    separator, batch = b",", []
+                continue
+            if batch:
+                yield separator + orjson.dumps(batch, default=_model_json)[1:-1]
+                separator, batch = b",", []
+            yield separator
+            separator = b","
+            if isinstance(item, _Raw):
+                yield from item.pieces
+            else:
+                yield from _emit_compact(item)
+        if batch:
+            yield separator + orjson.dumps(batch, default=_model_json)[1:-1]
+            separator = b","
+        yield b"[]" if separator == b"[" else b"]"
+    else:
+        yield orjson.dumps(value, default=_model_json)
+
+
+def _compact_blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """Compact pieces joined into blocks of about CHUNK_BYTES, cut between pieces (whole JSON
+    values and separators: a secret inside a string is never split between two blocks)."""
+    buffer: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        buffer.append(piece)
+        size += len(piece)
+        if size >= CHUNK_BYTES:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer)
+
+
+def _final_line(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """The blocks, the last followed by the document's final line break."""
+    last = b""
+    for block in blocks:
+        if last:
+            yield last
+        last = block
+    yield last + b"\n"
 
 
 def _indented(value: Any, depth: int) -> bytes | memoryview:

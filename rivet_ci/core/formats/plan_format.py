@@ -73,7 +73,10 @@ if TYPE_CHECKING:  # the pull-request keys' models: imported by `_adapter`, see 
     )
     from rivet_ci.core.gate.waivers import WaivedFinding, WaiverNote
 
-SCHEMA_ID = "https://raw.githubusercontent.com/rivet-ci/rivet-ci/main/schemas/plan.schema.json"
+# Versioned with the format, not with the branch: every release that writes `rivet-ci-plan/1`
+# ships a schema with this id, and a breaking change gets `rivet-ci-plan/2` and a new id
+# (docs/plan-json.md, "Versions").
+SCHEMA_ID = "urn:rivet-ci:schema:rivet-ci-plan/1"
 
 _CLOSED = ConfigDict(extra="forbid")
 
@@ -558,6 +561,21 @@ class DiffJSON(TypedDict):
 
 
 @with_config(_CLOSED)
+class CoverageJSON(TypedDict):
+    """What the document covers, written by the action: the whole repository at a commit (a
+    push, a schedule, a manual run: the plan of record) or a pull request's review."""
+
+    scope: Literal["repository", "review"]
+    commit: str  # the commit planned (the head of a pull request)
+    # Config files matching the `configs` globs there (facts documents not counted); with
+    # `repository`, every one of them is in `configs`.
+    config_files: int
+    # False: every export's `resolved_plan` is null (the compact layout; rivet's blocks are in
+    # the `rivet-compatible-artifact`).
+    resolved_plans: bool
+
+
+@with_config(_CLOSED)
 class PlanDocumentJSON(TypedDict):
     format: Literal["rivet-ci-plan/1"]
     generator: GeneratorJSON
@@ -570,6 +588,8 @@ class PlanDocumentJSON(TypedDict):
     pull_request: NotRequired[PullRequestJSON]
     base: NotRequired[BaseJSON]
     diff: NotRequired[DiffJSON]
+    # The action's documents (a pull request's and the plan of record).
+    coverage: NotRequired[CoverageJSON]
 
 
 # --- reading and the schema -----------------------------------------------------------------------
@@ -644,7 +664,11 @@ def _closest_branches(errors: list[Any]) -> list[Any]:
 def read_document(text: str | bytes, *, path: str) -> PlanDocumentJSON:
     """Validate a `rivet-ci-plan/1` document's JSON text, as strictly as its JSON Schema (no
     `"12"` for 12); raises `DocumentError` naming `path` and the field path of each problem
-    (`configs[0].exports[3].computed.row_estimate`)."""
+    (`configs[0].exports[3].computed.row_estimate`).
+
+    Keys this version does not know are ignored, as the schema allows: a later release may add
+    keys under `rivet-ci-plan/1` (docs/plan-json.md, "Versions"). The definition itself is
+    closed, so a key the writer adds without defining it fails the tests (`closed_schema`)."""
     try:
         return _adapter().validate_json(text, strict=True)
     except ValidationError as exc:
@@ -652,7 +676,27 @@ def read_document(text: str | bytes, *, path: str) -> PlanDocumentJSON:
             data = json.loads(text)
         except ValueError:
             data = None
+        errors = exc.errors(include_url=False)
+        if data is not None and all(e["type"] == "extra_forbidden" for e in errors):
+            for error in errors:
+                _drop(data, tuple(error["loc"]))
+            try:
+                return _adapter().validate_python(data, strict=True)
+            except ValidationError as again:
+                exc = again
         raise DocumentError(describe(exc, data, path)) from None
+
+
+def _drop(data: Any, loc: tuple[int | str, ...]) -> None:
+    """Remove the unknown key at `loc` (the input's keys and indexes; union member names that
+    pydantic puts in the location are skipped)."""
+    for part in loc[:-1]:
+        inside = (isinstance(part, int) and 0 <= part < len(data) if isinstance(data, list)
+                  else isinstance(data, dict) and part in data)
+        if inside:
+            data = data[part]
+    if isinstance(data, dict):
+        data.pop(loc[-1], None)
 
 
 def describe(exc: ValidationError, data: Any, path: str, *, limit: int = 5) -> str:
@@ -667,7 +711,27 @@ def describe(exc: ValidationError, data: Any, path: str, *, limit: int = 5) -> s
 
 
 def plan_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the plan document."""
+    """The JSON Schema (draft 2020-12) of the plan document, as published: every object
+    accepts keys it does not define (a consumer must tolerate additive changes within
+    `rivet-ci-plan/1`); `closed_schema()` is the same with every object closed."""
+    return _open(closed_schema())
+
+
+def _open(value: Any) -> Any:
+    """Every object that defines keys opened to others; `{}` (an object with no keys, e.g. the
+    `computed` of a plan read back) stays exactly empty."""
+    if isinstance(value, dict):
+        return {k: _open(v) for k, v in value.items()
+                if not (k == "additionalProperties" and v is False and value.get("properties"))}
+    if isinstance(value, list):
+        return [_open(v) for v in value]
+    return value
+
+
+def closed_schema() -> dict[str, Any]:
+    """The plan document's JSON Schema with every object closed (`additionalProperties:
+    false`): what the tests hold rivet-ci's own documents to, so that a key the writer adds is
+    defined here in the same change."""
     schema = _adapter().json_schema(mode="serialization")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
