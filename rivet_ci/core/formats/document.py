@@ -137,14 +137,14 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
                    "retries_per_run": round(h["retries_per_run"], 4),
                    "mean_duration_ms": h["mean_duration_ms"]}
     config = e["config"]
-    resolved = (resolved_plan(config, source, signals, day=day, source_json=source_json,
-                              memo=memo)
-                if resolved and signals is not None and config is not None else None)
+    rivet_plan = (resolved_plan(config, source, signals, day=day, source_json=source_json,
+                                memo=memo)
+                  if resolved and signals is not None and config is not None else None)
     return {
         "export_name": e["export_name"], "config": e["config_path"], "line": e["line"],
         "mode": e["mode"], "strategy": e["strategy"], "computed": computed,
         "diagnostics": diagnostics, "history": history, "prioritization": prioritization,
-        "resolved_plan": resolved,
+        "resolved_plan": rivet_plan,
     }
 
 

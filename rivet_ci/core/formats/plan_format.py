@@ -714,7 +714,8 @@ def plan_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the plan document, as published: every object
     accepts keys it does not define (a consumer must tolerate additive changes within
     `rivet-ci-plan/1`); `closed_schema()` is the same with every object closed."""
-    return _open(closed_schema())
+    opened: dict[str, Any] = _open(closed_schema())
+    return opened
 
 
 def _open(value: Any) -> Any:
