@@ -29,10 +29,10 @@ from support.pr import (
     write_facts,
 )
 
-from rivet_ci import __version__
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.gate.diff import material_change
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
+from rivet_ci.review.comment import docs_ref
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}
@@ -225,7 +225,8 @@ def test_each_finding_once_plurals_and_a_legend(example_repo: Repo) -> None:
     assert "❌ gate failed (1 blocking finding) — 1 export not planned (config error)" in body
     assert "removed" not in body
     html = render_html(body)
-    rules = f"https://github.com/rivet-ci/rivet-ci/blob/v{__version__}/docs/scoring-rules.md"
+    # At a ref that exists: the default branch until this version's tag is released.
+    rules = f"https://github.com/rivet-ci/rivet-ci/blob/{docs_ref()}/docs/scoring-rules.md"
     assert rules in html.links
     text = "".join(html.text)
     assert "wave 1 runs first" in text and "isolate_on_source" in text

@@ -171,7 +171,7 @@ def check_structure(body: str, repo: Path) -> None:
     assert len(rows) == 5  # header + 4 changed exports
     assert all(row.count("<td>") + row.count("<th>") == 6 for row in rows)
     for href in re.findall(r'href="([^"]*)"', html):
-        assert href.startswith("https://github.com/rivet-ci/rivet-ci/blob/v"), href
+        assert href.startswith("https://github.com/rivet-ci/rivet-ci/blob/"), href
     _ = repo
 
 

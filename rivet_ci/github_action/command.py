@@ -64,7 +64,7 @@ from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
 from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review.comment import blob_linker
+from rivet_ci.review.comment import blob_linker, docs_ref
 from rivet_ci.review.pull_request import PullRequestPlan
 from rivet_ci.review.record import RecordPlan, plan_record
 
@@ -341,7 +341,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
                 template_dir=None if template_files is not None else settings.template_path,
                 template_files=template_files,
-                previous_body=lambda: previous_comment(settings, number, ctx)),
+                previous_body=lambda: previous_comment(settings, number, ctx),
+                docs_at=docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
+                                 ctx.environ.get("GITHUB_ACTION_REF"))),
             on_document=write_document)
     pr, gate, bodies = report.pr, report.gate, report.bodies
     assert bodies is not None

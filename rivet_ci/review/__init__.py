@@ -93,6 +93,8 @@ class CommentOptions:
     hint: str | None = None
     # Read (once) just before rendering: the body of this gate's comment from an earlier run.
     previous_body: Callable[[], str | None] = lambda: None
+    # The ref of rivet-ci's repository the doc links point at (`comment.docs_ref`).
+    docs_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,5 +183,5 @@ def review_pull_request(
         now=report.now, links=comment.links(pr.head_sha), template_dir=comment.template_dir,
         template_files=comment.template_files, previous_body=comment.previous_body(),
         hint=comment.hint, waiver_in_pr=policy.waiver_in_pr, redact=redact,
-        checked=pr.checked(), waiver_problems=pr.waiver_problems)
+        checked=pr.checked(), waiver_problems=pr.waiver_problems, docs_at=comment.docs_at)
     return dataclasses.replace(report, bodies=bodies)

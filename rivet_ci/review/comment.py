@@ -9,6 +9,7 @@ server the workflow runs on (GHES-aware through GITHUB_SERVER_URL).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,7 +38,30 @@ from rivet_ci.output.render import (
 from rivet_ci.review.pull_request import PullRequestPlan
 
 SHORT_COMMENT_LIMIT = 16_000  # posted when GitHub rejects the full comment as too long
-RULES_URL = "https://github.com/rivet-ci/rivet-ci/blob/v{version}/docs/scoring-rules.md"
+# The comment's link to the scoring rules: rivet-ci's own repository, at a ref that exists.
+DOCS_REPOSITORY = "rivet-ci/rivet-ci"
+RULES_URL = "https://github.com/{repository}/blob/{ref}/docs/scoring-rules.md"
+# The versions released as a git tag `vX.Y.Z` (the release workflow refuses to tag a version
+# not listed here, so each one's tag exists once it is published).
+RELEASED_VERSIONS: frozenset[str] = frozenset()
+_DOCS_REF = re.compile(r"[0-9a-f]{40}|v[0-9]+(?:\.[0-9]+){0,2}|main")
+
+
+def docs_ref(action_repository: str | None = None, action_ref: str | None = None, *,
+             version: str = __version__) -> str:
+    """The ref the comment's doc links point at: the ref the workflow runs rivet-ci's action
+    from (`GITHUB_ACTION_REPOSITORY` / `GITHUB_ACTION_REF`: a full commit sha or a `vX[.Y[.Z]]`
+    tag the runner fetched, so it exists), else this version's tag once it is released, else
+    the default branch."""
+    if (action_repository or "").lower() == DOCS_REPOSITORY and action_ref and (
+            _DOCS_REF.fullmatch(action_ref)):
+        return action_ref
+    return f"v{version}" if version in RELEASED_VERSIONS else "main"
+
+
+def rules_url(ref: str | None = None) -> str:
+    """The scoring rules of the running version (`docs_ref`)."""
+    return RULES_URL.format(repository=DOCS_REPOSITORY, ref=ref or docs_ref())
 DEFAULT_SERVER_URL = "https://github.com"
 
 
@@ -96,7 +120,7 @@ def render_comments(
     previous_body: str | None = None, hint: str | None = None, summary_hint: str | None = None,
     waiver_in_pr: str = "block", redact: Redactor | None = None,
     checked: Mapping[str, int] | None = None, template_files: Mapping[str, bytes] | None = None,
-    waiver_problems: Sequence[Problem] = (),
+    waiver_problems: Sequence[Problem] = (), docs_at: str | None = None,
 ) -> Bodies:
     """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
     masked while still plain) and the digest's labels before they are compressed; the caller
@@ -114,7 +138,7 @@ def render_comments(
         head_sha=pr.head_sha, facts=facts_text, run_url=run_url,
         digest=make_digest(pr.head_sha, pr.diff, clean=redact or str, since=since), since=since,
         link=links,
-        rules_url=RULES_URL.format(version=__version__), waiver_hints=hints,
+        rules_url=rules_url(docs_at), waiver_hints=hints,
         full_report_hint=hint or report_hint(run_url), waiver_in_pr=waiver_in_pr,
         checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems))
     if redact is not None:
