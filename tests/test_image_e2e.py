@@ -25,6 +25,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -307,3 +308,19 @@ def test_the_image_as_github_runs_it(upstream: Upstream, tmp_path: Path,
         # The base commit was fetched into the shallow clone, as the workspace's owner.
         assert git(workspace, "-c", "safe.directory=*", "cat-file", "-t",
                    upstream.base_sha) == "commit"
+
+
+def test_the_quick_start_on_the_image(tmp_path: Path) -> None:
+    """`scripts/adoption_e2e.py` (tests/test_adoption_e2e.py) with the action run as the image:
+    the quick start's workflow, configs and facts, two pull requests, `docker run` as GitHub's
+    runner does."""
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(EXAMPLES.parent / "scripts" / "adoption_e2e.py"),
+                             "--image", IMAGE, "--keep", str(tmp_path / "adoption")],
+                            capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 failed" in result.stdout and f"(image {IMAGE}," in result.stdout
+    if os.environ.get("RIVET_CI_E2E_TIMES"):
+        with open(os.environ["RIVET_CI_E2E_TIMES"], "a", encoding="utf-8") as handle:
+            handle.write(f"quick-start adoption (2 pull requests): "
+                         f"{time.monotonic() - started:.1f} s\n")
