@@ -422,12 +422,12 @@ def write_record(
     if settings.step_summary is not None:
         write(settings.step_summary, record_summary(record, gate, settings), append=True)
     for line in annotations_for(gate, record.findings):
-        ctx.stdout.write(line + "\n")
+        ctx.stdout.write(workflow_command(line) + "\n")
     errors = facts_errors(facts_problems)
     for problem in errors[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(annotation(Finding(
+        ctx.stdout.write(workflow_command(annotation(Finding(
             kind="config-error", status="new", message=problem.render(), file=problem.file,
-            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts")
+            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts"))
             + "\n")
     ctx.stdout.write(f"rivet-ci: plan of record at {commit}: "
                      f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "
