@@ -74,7 +74,9 @@ def test_a_param_env_allow_lists_fills_a_pr_config_and_is_public(
         gh: FakeGitHub, ws: Workspace, position: str) -> None:
     head = ws.repo.commit("uses a param", {"rivet/p.yaml": _config(position, "SCHEMA")})
     gh.add_pull(REPO, PR, head_sha=head)
-    result, _ = run_action(gh, ws, head, params=f"SCHEMA={PUBLIC}\n", env_allow="SCHEMA")
+    # (indented: the layout with `resolved_plan`, where the filled table and query show)
+    result, _ = run_action(gh, ws, head, params=f"SCHEMA={PUBLIC}\n", env_allow="SCHEMA",
+                           plan_json="indented")
     assert result.code == 0, result.stdout + result.stderr
     plan = (ws.path / "plan.json").read_text()
     assert "is a value of the workflow's `params` input" not in plan
@@ -90,7 +92,7 @@ def test_a_param_fills_a_config_the_base_has_unchanged_and_is_masked(
     git_head = ws.repo.commit("another file", {"rivet/other.yaml": grouped.replace(
         "public.t_${P}", "public.other").replace("name: e", "name: other")})
     gh.add_pull(REPO, PR, head_sha=git_head)
-    result, _ = run_action(gh, ws, git_head, params=f"P={HIDDEN}\n")
+    result, _ = run_action(gh, ws, git_head, params=f"P={HIDDEN}\n", plan_json="indented")
     plan = (ws.path / "plan.json").read_text()
     assert "is a value of the workflow's `params` input" not in plan
     assert result.code == 0, result.stdout + result.stderr

@@ -23,6 +23,7 @@ from rivet_ci.core.comment.marker import make_marker
 from rivet_ci.core.comment.since import make_digest, read_digest, since_last_push
 from rivet_ci.core.comment.view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.patterns import COMMIT_SHA
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import WAIVABLE_KINDS, waiver_comment
@@ -44,7 +45,7 @@ RULES_URL = "https://github.com/{repository}/blob/{ref}/docs/scoring-rules.md"
 # The versions released as a git tag `vX.Y.Z` (the release workflow refuses to tag a version
 # not listed here, so each one's tag exists once it is published).
 RELEASED_VERSIONS: frozenset[str] = frozenset()
-_DOCS_REF = re.compile(r"[0-9a-f]{40}|v[0-9]+(?:\.[0-9]+){0,2}|main")
+_RELEASE_REF = re.compile(r"v[0-9]+(?:\.[0-9]+){0,2}")
 
 
 def docs_ref(action_repository: str | None = None, action_ref: str | None = None, *,
@@ -54,7 +55,7 @@ def docs_ref(action_repository: str | None = None, action_ref: str | None = None
     tag the runner fetched, so it exists), else this version's tag once it is released, else
     the default branch."""
     if (action_repository or "").lower() == DOCS_REPOSITORY and action_ref and (
-            _DOCS_REF.fullmatch(action_ref)):
+            COMMIT_SHA.fullmatch(action_ref) or _RELEASE_REF.fullmatch(action_ref)):
         return action_ref
     return f"v{version}" if version in RELEASED_VERSIONS else "main"
 
