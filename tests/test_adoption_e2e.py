@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # whole processes: git and the action, twice
 def test_the_quick_start_gets_a_fresh_repository_to_a_meaningful_comment(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "adoption_e2e.py"),
                              "--keep", str(tmp_path / "adoption")], capture_output=True,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from support.pr import Repo, config, export
 
@@ -61,6 +62,7 @@ def test_the_manifest_is_valid_for_pre_commit_and_names_rivet_ci_check() -> None
     assert shutil.which("rivet-ci", path=str(BIN))
 
 
+@pytest.mark.slow  # whole processes: pre-commit, git, rivet-ci
 def test_a_valid_config_passes_and_a_broken_one_fails_on_its_line(tmp_path: Path) -> None:
     repo = sample_repository(tmp_path / "sample")
     home = tmp_path / "pre-commit-home"
@@ -93,6 +95,7 @@ def test_a_valid_config_passes_and_a_broken_one_fails_on_its_line(tmp_path: Path
     assert commit.returncode == 0, commit.stdout + commit.stderr
 
 
+@pytest.mark.slow  # whole processes: pre-commit, git, rivet-ci
 def test_only_config_files_reach_the_hook(tmp_path: Path) -> None:
     repo = sample_repository(tmp_path / "sample")
     home = tmp_path / "pre-commit-home"
