@@ -304,3 +304,27 @@ def test_a_query_the_pr_wrote_is_never_run_for_its_range(
     assert recs["added"]["computed"]["cursor_range_observed"] is True
     assert recs["changed"]["computed"]["cursor_range_observed"] is False
     assert recs["recent"]["computed"]["cursor_range_observed"] is True
+
+
+def test_the_plan_of_record_collects_live_facts_for_every_config(
+        gh: FakeGitHub, tmp_path: Path, pg_db: str) -> None:
+    """A push with `live: true`: every config at the commit probed once (the commit is the
+    trusted side), the origin `live`, no request to GitHub, no secret in any output."""
+    ws = live_workspace(tmp_path)
+    head = ws.repo.commit("a second file", {"rivet/more.yaml": config(
+        export("sparse", table="public.sparse", mode="chunked", chunk_column="id",
+               chunk_size=200_000, chunk_checkpoint=True, source_group="replica_b"),
+        url_env="SRC_URL")})
+    result, _ = run_action(gh, ws, head, facts="", live="true", env={"SRC_URL": pg_db},
+                           event_name="push")
+    assert result.code == 0, result.stderr + result.stdout
+    plan = json.loads((ws.path / "plan.json").read_text())
+    assert plan["facts"]["origin"] == "live" and plan["coverage"]["scope"] == "repository"
+    exports = {e["export_name"]: e for c in plan["configs"] for e in c["exports"]}
+    assert set(exports) == {"orders", "customers", "sparse"}
+    assert all(e["computed"]["row_estimate"] is not None for e in exports.values())
+    assert "sparse_range_risk" in {r["kind"] for r in
+                                   exports["sparse"]["prioritization"]["export_recommendation"]
+                                   ["reasons"]}
+    assert gh.requests == []
+    assert db_seed.PG_SECRET not in (ws.path / "plan.json").read_text() + result.stdout

@@ -315,7 +315,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             return write_record(
                 plan_record(repo, head_sha, settings.configs, facts=facts, origin=origin,
                             environ=allowed, facts_problems=facts_problems,
-                            enrich=(lambda _f, configs: collect(configs)) if settings.live
+                            # (the pushed commit is the trusted side, as a PR's base is)
+                            enrich=(lambda _f, configs: collect(configs, configs))
+                            if settings.live
                             else history if state_url else None, live=settings.live),
                 settings=settings, ctx=ctx, policy=policy, layout=layout, write=write,
                 write_step_outputs=write_step_outputs, facts_problems=facts_problems)
