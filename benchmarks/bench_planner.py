@@ -98,7 +98,6 @@ VARIANTS = (
     query: SELECT ROW_NUMBER() OVER (ORDER BY id) AS rn, * FROM public.t_{n}
     mode: chunked
     chunk_column: rn
-    chunk_dense: true
     format: parquet
     destination:
       type: local

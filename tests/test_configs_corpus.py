@@ -37,7 +37,8 @@ REJECT = sorted((CONFIGS / "reject").glob("*.yaml"))
 DOCS = Path(__file__).parent.parent / "docs" / "configs.md"
 # Rules no config file can trigger: the command line (R0), reading the file (R1, R2), a NUL in a
 # `--param` value (R4), alias expansion (tested below) and the unused-param warning.
-NOT_FILE_RULES = {"R0", "R1", "R2", "R4", "P0-repetition", "W-param"}
+NOT_FILE_RULES = {"R0", "R1", "R2", "R4", "P0-repetition", "W-param",
+                  "P0-bom"}  # (a header comment would follow the BOM: tested below)
 
 
 def header(path: Path) -> dict[str, str]:
@@ -54,7 +55,8 @@ def header(path: Path) -> dict[str, str]:
 def test_rivet_accepts_it_so_do_we(path: Path) -> None:
     # With --check-environment, relative paths resolved where the corpus lives.
     loaded = load_config_text(path.name, path.read_text(encoding="utf-8"), {},
-                              path_exists=lambda name: (path.parent / name).exists())
+                              path_exists=lambda name: (path.parent / name).exists(),
+                              query_file_exists=lambda name: (path.parent / name).is_file())
     assert [p for p in loaded.problems if p.rule != "plan-cdc"] == []
     assert loaded.source is not None
 
@@ -65,7 +67,8 @@ def test_rivet_refuses_it_so_do_we(path: Path) -> None:
     environment = want.get("check-environment") == "true"
     text = path.read_text(encoding="utf-8")
     loaded = load_config_text(path.name, text, {},
-                              path_exists=(lambda _: False) if environment else None)
+                              path_exists=(lambda _: False) if environment else None,
+                              query_file_exists=lambda name: (path.parent / name).is_file())
     hits = [p for p in loaded.problems if p.rule == want["rule"]]
     assert hits, [p.render() for p in loaded.problems]
     line, _, field = want["at"].partition(": ")
@@ -240,3 +243,15 @@ def test_diff_takes_params_over_the_environment_and_warns_about_unused_ones(
     assert "from_the_environment" not in result.stdout
     assert "--param 'UNUSED' is not used" in result.stderr
     assert "EXTRA_EXPORT" not in result.stderr
+
+
+@pytest.mark.parametrize(("after", "refused"), [
+    ("source:", True), ("---\nsource:", True), ("\nsource:", False), ("# c\nsource:", False),
+    ("  # c\nsource:", False)])
+def test_a_byte_order_mark_is_refused_where_rivet_refuses_it(after: str, refused: bool) -> None:
+    """rivet 0.32.2 refuses a BOM directly followed by a key or `---` (and reads one before a
+    blank or comment line); the differential corpus compares each with the binary."""
+    text = "\ufeff" + after + " {type: postgres, url_env: U}\nexports:\n" \
+        "  - {name: a, table: t, format: parquet, destination: {type: local}}\n"
+    rules = [p.rule for p in load_config_text("bom.yaml", text, {}).problems]
+    assert rules == (["P0-bom"] if refused else [])

@@ -207,7 +207,13 @@ def load_config_file(path: Path, *, root: Path | PathResolver, environ: Mapping[
         return LoadedConfig(path=shown, source=None, exports=(), export_lines={},
                             problems=(Problem(file=shown, message=f"cannot read: {reason}",
                                               rule=rule),))
-    return load_config_text(shown, text, environ, params=params, path_exists=path_exists)
+    base = path.parent
+
+    def query_file_exists(name: str) -> bool:
+        return (base / name).is_file()
+
+    return load_config_text(shown, text, environ, params=params, path_exists=path_exists,
+                            query_file_exists=query_file_exists)
 
 
 def load_facts_file(path: Path, *, root: Path) -> tuple[FactsFile | None, list[Problem]]:

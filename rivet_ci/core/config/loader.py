@@ -35,9 +35,11 @@ from rivet_ci.core.config.rules import (
     ENVIRONMENT_RULES,
     RULE_BY_ID,
     Finding,
+    backfill_findings,
     cdc_conflict_findings,
     export_findings,
     list_findings,
+    load_findings,
     mongo_findings,
     source_findings,
 )
@@ -50,6 +52,9 @@ ALIAS_EXPANSION_FLOOR = 10_000
 _PLACEHOLDERS = re.compile(f"(?={PLACEHOLDER.pattern})")
 
 
+# What may follow a byte-order mark in a file rivet reads: the end of the line, blanks, a
+# comment or a flow collection (a key or `---` right after it is refused).
+_AFTER_BOM = frozenset({"", "\n", "\r", " ", "\t", "#", "{", "["})
 _TOP_LEVEL_KEY = re.compile(r"^(?:source|exports)[ \t]*:", re.MULTILINE)
 
 
@@ -155,20 +160,26 @@ def load_config_text(
     path: str, text: str, environ: Mapping[str, str], *,
     params: Mapping[str, str] | None = None,
     path_exists: Callable[[str], bool] | None = None,
+    query_file_exists: Callable[[str], bool] | None = None,
 ) -> LoadedConfig:
     """Substitute, parse, type and validate one rivet config file's text.
 
     `params` are `--param` values (they win over `environ`; None = no `--param` given).
     `path_exists` is given only with `--check-environment`: then environment-dependent rules
-    (unset placeholders, missing credentials_file) are errors; without it they are notes."""
-    return _Loader(path, text, environ, params, path_exists).load()
+    (unset placeholders, missing credentials_file) are errors; without it they are notes.
+    `query_file_exists` tells whether a relative `query_file` exists beside the config (rivet
+    reads it before it connects); None = not checked."""
+    return _Loader(path, text, environ, params, path_exists,
+                   query_file_exists=query_file_exists).load()
 
 
 class _Loader:
     def __init__(self, path: str, text: str, environ: Mapping[str, str],
                  params: Mapping[str, str] | None,
-                 path_exists: Callable[[str], bool] | None) -> None:
+                 path_exists: Callable[[str], bool] | None, *,
+                 query_file_exists: Callable[[str], bool] | None = None) -> None:
         self.path = path
+        self.query_file_exists = query_file_exists
         self.raw = text
         self.environ = environ
         self.params = params
@@ -210,6 +221,9 @@ class _Loader:
         empty = construct(LoadedConfig, {"path": self.path, "source": None, "exports": (),
                                          "export_lines": {}, "problems": (),
                                          "placeholders": placeholders})
+        if self.raw.startswith("\ufeff") and self.raw[1:2] not in _AFTER_BOM:
+            self.problem(1, (), "P0-bom", RULE_BY_ID["P0-bom"].message)
+            return empty.model_copy(update={"problems": tuple(self.problems)})
         try:
             self.text = subst.text
             self.root = compose(subst.text)
@@ -334,14 +348,21 @@ class _Loader:
         typed_exports = [(i, e) for i, (e, _) in enumerate(walk.exports) if e is not None]
         exports_given = self.root is not None and _get(self.root, "exports") is not None
         findings: list[Finding] = []
-        if exports_given and isinstance(_get(self.root, "exports"), yaml.SequenceNode):
+        exports_node = _get(self.root, "exports") if exports_given else None
+        if isinstance(exports_node, yaml.SequenceNode) or (
+                isinstance(exports_node, yaml.ScalarNode) and exports_node.tag == PLAIN
+                and exports_node.value == ""):  # `exports:` with no value: an empty list
             findings += list_findings(typed_exports, len(walk.exports))
         if source is not None:
             findings += source_findings(source)
         top_load = root_map.get("load") is not None or self._top_level_load_written()
         for index, export in typed_exports:
             findings += export_findings(export, index, source, top_level_load=top_load,
-                                        path_exists=self.path_exists)
+                                        path_exists=self.path_exists,
+                                        query_file_exists=self.query_file_exists)
+        findings += backfill_findings(typed_exports)
+        if top_load or any(e.load is not None for _, e in typed_exports):
+            findings += load_findings(root_map.get("load"), typed_exports, written=top_load)
         findings += cdc_conflict_findings(typed_exports, source)
         findings += mongo_findings(typed_exports, source)
         for finding in findings:

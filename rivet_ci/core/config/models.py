@@ -405,6 +405,11 @@ STRUCTS: tuple[type[BaseModel], ...] = (
     LoadPartition, LoadRange, NotificationsConfig, SlackConfig, LoadSection,
 )
 
+# Structs rivet reads as plain YAML values first (a `load.partition` block, behind an untagged
+# "`none` or a block"): a string there must be a string as written (`5`, `true`, `~` are not),
+# where elsewhere any scalar's text is one.
+ANY_VALUE_STRUCTS: frozenset[type[BaseModel]] = frozenset({LoadPartition, LoadRange})
+
 # Keys whose value may be left out but not written as null (rivet refuses `key: ~` and an empty
 # value there, though unset is fine): (struct, key).
 NULL_REFUSED: frozenset[tuple[type[BaseModel], str]] = frozenset({

@@ -28,6 +28,7 @@ from pydantic.fields import FieldInfo
 from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.common.patterns import did_you_mean
 from rivet_ci.core.config.models import (
+    ANY_VALUE_STRUCTS,
     NULL_REFUSED,
     TUNING_KEYS,
     Config,
@@ -43,7 +44,6 @@ from rivet_ci.core.config.rivet_yaml import (
     NULLS,
     PLAIN,
     QUOTED,
-    explicit_tag,
     huge_integer,
     read_float,
     read_uint,
@@ -181,9 +181,12 @@ def _specs(model: type[BaseModel]) -> dict[str, FieldSpec]:
     # put back): `typing.get_type_hints` would compile and evaluate every annotation's text
     # again, ~8M instructions in each run that loads a config (a test checks both agree).
     out: dict[str, FieldSpec] = {}
+    strict = model in ANY_VALUE_STRUCTS
     for attr, info in model.model_fields.items():
         key = info.alias or attr
         kind, optional = _kind_of(info.rebuild_annotation())
+        if strict and kind.name == "str":
+            kind = Kind("name")
         if info.is_required():
             presence: Presence = "required"
         elif (model, key) in NULL_REFUSED:
@@ -265,10 +268,6 @@ class Typer:
     def value(self, node: yaml.Node, kind: Kind, loc: Loc, line: int, depth: int) -> Any:
         """`node` read as `kind`, or `_FAIL` after recording why."""
         self._count(depth)
-        tag = explicit_tag(node)
-        if tag is not None:
-            return self._issue(loc, line, "T-tag", f"YAML tags such as `{tag}` are not "
-                               "supported in rivet configs; remove the tag")
         name = kind.name
         if isinstance(node, yaml.ScalarNode):
             if name == "str":
@@ -297,9 +296,10 @@ class Typer:
                 return number
             if name == "either" and node.value in kind.values and node.tag in (PLAIN, QUOTED):
                 return node.value
-            if name == "int":
+            if name == "int":  # (in `load.partition.range` only: read as any YAML value)
                 kind_int, number_i = resolve_any(node)
-                if kind_int != "int" or number_i is None:
+                if kind_int != "int" or number_i is None or \
+                        getattr(node, "written_tag", None) == "tag:yaml.org,2002:str":
                     return self._issue(loc, line, "T-type",
                                        f"expected an integer (i{kind.bits}), got "
                                        f"{_describe(node)}", node)
@@ -314,7 +314,18 @@ class Typer:
                     return self._issue(loc, line, "T-type", "expected a boolean (true or false), "
                                        f"got {_describe(node)}", node)
                 return flag
+            if name == "name":  # a string as "any YAML value" reads it (`load:` blocks)
+                if resolve_any(node)[0] != "str":
+                    return self._issue(loc, line, "T-type", "expected a string, got "
+                                       f"{_describe(node)} (rivet reads this block as plain "
+                                       "YAML values first: quote it)", node)
+                if self.walk.unset_names and UNSET_PREFIX in node.value:
+                    return self._restore(node.value)
+                return node.value
             if name == "float":
+                if huge_integer(node) is not None:
+                    return self._issue(loc, line, "P0-huge-int", f"the integer `{node.value}` "
+                                       "does not fit in 64 bits; rivet refuses it anywhere")
                 number_f = read_float(node)
                 if number_f is None:
                     return self._issue(loc, line, "T-type", "expected a number, got "
@@ -359,7 +370,8 @@ class Typer:
                 return self.value(node, item, loc, line, depth)
             return self._issue(loc, line, "T-type", f"expected {_either(kind)}, got "
                                f"{_describe(node)}")
-        expected = {"str": "a string", "bool": "a boolean", "uint": "an integer",
+        expected = {"str": "a string", "name": "a string", "bool": "a boolean",
+                    "uint": "an integer", "int": "an integer",
                     "float": "a number", "enum": _one_of(kind.values), "struct": "a mapping",
                     "list": "a list", "map": "a mapping",
                     "row_hash": "true, false or a list of column names"}[name]
@@ -456,10 +468,6 @@ class Typer:
     def _any(self, node: yaml.Node, loc: Loc, line: int, depth: int) -> Any:
         """rivet's opaque "any YAML value" (`load:`): plain data, duplicates still refused."""
         self._count(depth)
-        tag = explicit_tag(node)
-        if tag is not None:
-            return self._issue(loc, line, "T-tag", f"YAML tags such as `{tag}` are not "
-                               "supported in rivet configs; remove the tag")
         if isinstance(node, yaml.ScalarNode):
             if huge_integer(node) is not None:
                 return self._issue(loc, line, "P0-huge-int", f"the integer `{node.value}` does "

@@ -41,6 +41,7 @@ _SINT = re.compile(r"-(0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)\Z")
 INTEGER_START = frozenset("+-0123456789")
 # The shortest plain integer that may not fit in 64 bits (`huge_integer`).
 HUGE_INTEGER_DIGITS = 19
+_LEADING_ZERO_DIGITS = re.compile(r"[+-]?0[0-9]+\Z")
 _FLOAT = re.compile(r"\+?[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _SPECIAL_FLOATS = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf,
                    "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf,
@@ -71,8 +72,14 @@ def compose(text: str) -> yaml.Node | None:
     """The single document's root node (None for an empty or comments-only file)."""
     loader = _Loader(text)
     try:
-        return loader.get_single_node()
+        root = loader.get_single_node()
     except yaml.composer.ComposerError as exc:
+        if "duplicate anchor" in (exc.context or ""):
+            # rivet (serde_yaml_ng) lets an anchor be defined again: later aliases refer to
+            # the newer definition. PyYAML refuses it; rename each redefinition.
+            renamed = _rename_redefined_anchors(text)
+            if renamed != text:
+                return compose(renamed)
         if exc.problem and "another document" in exc.problem:
             mark = exc.problem_mark
             raise YamlSyntaxError(
@@ -89,6 +96,74 @@ def compose(text: str) -> yaml.Node | None:
             None) from None
     finally:
         loader.dispose()
+    if root is not None and "!" in text:
+        untag(root)
+    return root
+
+
+def untag(root: yaml.Node) -> None:
+    """Drop every tag written in the document, as rivet does (serde_yaml_ng ignores `!!str`,
+    `!env`, ...): each node becomes what it is untagged — a plain scalar stays plain (`!!str 5`
+    is the integer 5 where one is wanted), a quoted one quoted. Each node once (aliases share)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag not in _IMPLICIT:
+                # Kept for the one place a tag still counts: a value rivet reads as "any YAML
+                # value" first (`load.partition`), where `!!str 5` is the string "5".
+                node.written_tag = node.tag  # type: ignore[attr-defined]
+                node.tag = PLAIN if not node.style else QUOTED
+            continue
+        if isinstance(node, yaml.MappingNode):
+            if node.tag not in _IMPLICIT:
+                node.tag = MAP
+            for key, value in node.value:
+                stack += (key, value)
+        else:
+            if node.tag not in _IMPLICIT:
+                node.tag = SEQ
+            stack += node.value
+
+
+def _rename_redefined_anchors(text: str) -> str:
+    """The text with each anchor defined again renamed (the second `&a` becomes
+    `&a--rivet-ci-2`), and the aliases after it following the newest definition. Anchors and
+    aliases are found by the parser's events (never inside quoted text or comments)."""
+    spans: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    current: dict[str, str] = {}
+    count: dict[str, int] = {}
+    try:
+        for event in yaml.parse(text, Loader=_Parser):  # type: ignore[arg-type]
+            anchor = getattr(event, "anchor", None)
+            if anchor is None or event.start_mark is None:
+                continue
+            start = event.start_mark.index
+            sigil = "*" if isinstance(event, yaml.AliasEvent) else "&"
+            found = text.find(sigil + anchor, start)
+            if found < 0:
+                return text
+            if sigil == "&":
+                count[anchor] = count.get(anchor, 0) + 1
+                current[anchor] = (anchor if count[anchor] == 1
+                                   else f"{anchor}--rivet-ci-{count[anchor]}")
+            name = current.get(anchor, anchor)
+            if name != anchor:
+                spans.append((found, found + 1 + len(anchor), sigil + name))
+    except yaml.YAMLError:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end, replacement in spans:
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str | None = None) -> YamlSyntaxError:
@@ -146,14 +221,6 @@ def has_unquoted_brace(raw: str) -> bool:
     return False
 
 
-def explicit_tag(node: yaml.Node) -> str | None:
-    """The tag the user wrote (`!foo`, `!!str`), or None."""
-    if node.tag in _IMPLICIT:
-        return None
-    tag = str(node.tag)
-    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
-
-
 def read_uint(node: yaml.ScalarNode) -> int | None:
     """rivet's unsigned integer text (decimal without leading zeros, 0x/0o/0b), else None."""
     if node.tag != PLAIN or not _UINT.match(node.value):
@@ -197,6 +264,8 @@ def resolve_any(node: yaml.ScalarNode) -> tuple[str, Any]:
         return ("int", _int_value(text.removeprefix("+")))
     if _SINT.match(text):
         return ("int", -_int_value(text[1:]))
+    if _LEADING_ZERO_DIGITS.match(text):  # `007`: a string, as YAML 1.2 says (serde_yaml_ng)
+        return ("str", text)
     number = read_float(node)
     if number is not None:
         return ("float", number)

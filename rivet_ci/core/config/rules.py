@@ -23,6 +23,8 @@ from rivet_ci.core.config.models import (
     DEFAULT_CHUNK_SIZE,
     TUNING_KEYS,
     ExportConfig,
+    LoadPartition,
+    LoadSection,
     SourceConfig,
     TuningConfig,
 )
@@ -62,6 +64,9 @@ RULES: tuple[Rule, ...] = (
     _r("P0-syntax", "", "invalid YAML: <parser message> (with a hint for TAB indentation and "
        "for unquoted {{...}} values)"),
     _r("P0-multi-document", "", "a config must be one YAML document"),
+    _r("P0-bom", "", "the file starts with a byte-order mark directly followed by content, "
+       "which rivet refuses (a BOM before a blank or comment line it skips); save it as UTF-8 "
+       "without a BOM"),
     _r("P0-duplicate-key", "<key>", "duplicate key `<key>`: rivet refuses the file"),
     _r("P0-huge-int", "<key>", "an integer beyond 64 bits is refused anywhere in the file"),
     _r("P0-depth", "", "nested deeper than 128 levels (recursion limit exceeded)"),
@@ -86,7 +91,6 @@ RULES: tuple[Rule, ...] = (
     _r("T-range", "<key>", "<n> is out of range: expected an integer from 0 to <max>"),
     _r("T-row-hash", "exports[i].meta_columns.row_hash", "row_hash must be true, false or a "
        "list of column names"),
-    _r("T-tag", "<key>", "YAML tags are not supported in rivet configs"),
     _r("T-key", "<key>", "a mapping or list cannot be a key"),
     # Stage V — the export list.
     _r("V-L1", "exports", "at least one export must be defined (the list is empty)"),
@@ -180,8 +184,6 @@ RULES: tuple[Rule, ...] = (
     _r("V-E20e", "exports[i].chunk_size", "chunked mode needs chunk_size >= 1 (got 0)"),
     _r("V-E20f", "exports[i].parallel", "chunked mode needs parallel >= 1 (got 0)"),
     _r("V-E20g", "exports[i].chunk_count", "chunk_count must be at least 1"),
-    _r("V-E20h", "exports[i].chunk_dense", "chunk_count and chunk_dense exclude each other "
-       "(chunk_count for equal chunks over a sparse key, chunk_dense for a key without gaps)"),
     _r("V-E20i", "exports[i].chunk_by_days", "chunk_count and chunk_by_days exclude each other "
        "(N integer chunks, or D-day windows of a date column)"),
     _r("V-E20j", "exports[i].time_column", "time_window mode needs time_column"),
@@ -196,7 +198,6 @@ RULES: tuple[Rule, ...] = (
        "query: remove query/query_file and use `table:`"),
     _r("V-E21", "exports[i].tables", "`tables:` is only valid with mode: cdc (a batch export "
        "reads one query or table)"),
-    _r("V-E22", "exports[i].chunk_dense", "chunk_dense is only valid with mode: chunked"),
     _r("V-E23", "exports[i].<knob>", "{knob} needs mode: chunked — in mode: {mode} it is "
        "ignored and the whole table is read in one unbounded snapshot; add mode: chunked or "
        "remove {knob}"),
@@ -215,12 +216,73 @@ RULES: tuple[Rule, ...] = (
        "last one)"),
     _r("V-E29", "exports[i].cdc.checkpoint", "{engine} mode: cdc needs cdc.checkpoint (no "
        "server-side resume anchor; without it every run loses the changes between runs)"),
-    _r("V-E30", "exports[i].<table|tables>", "MongoDB mode: cdc cannot capture a collection "
-       "whose name contains a dot (its events would be dropped); rename it or use mode: full"),
     _r("V-E31a", "exports[i].chunk_by_days", "chunk_by_days needs mode: chunked"),
-    _r("V-E31b", "exports[i].chunk_by_days", "chunk_by_days cannot be combined with "
-       "chunk_dense"),
     _r("V-E31c", "exports[i].chunk_by_days", "chunk_by_days must be at least 1"),
+    _r("V-E32", "exports[i].chunk_dense", "`chunk_dense` was removed in rivet 0.32 (it "
+       "re-numbered rows per chunk and skipped or duplicated rows under concurrent writes); use "
+       "`chunk_by_key: <unique key>` (keyset) or `chunk_column:` range chunking"),
+    _r("V-E33a", "exports[i].<knob>", "chunk_by_key and {knob} are mutually exclusive"),
+    _r("V-E33b", "exports[i].chunk_by_key", "`chunk_by_key:` needs the `table:` shortcut so the "
+       "planner can verify the key is backed by a unique index; set `table:` instead of a "
+       "query"),
+    _r("V-E33c", "exports[i].chunk_size_memory_mb", "`chunk_size_memory_mb:` only applies with "
+       "the `table:` shortcut — set `table:` or remove it and keep an explicit `chunk_size:`"),
+    _r("V-E33d", "exports[i].chunk_column", "chunked mode requires 'chunk_column' (auto-resolve "
+       "from the primary key is only supported with the `table:` shortcut)"),
+    _r("V-E34", "exports[i].max_file_size", "max_file_size cannot be used with a stdout "
+       "destination (file splitting needs named output files)"),
+    _r("V-E35a", "exports[i].settle", "`settle` requires mode: incremental (it bounds the "
+       "incremental cursor query and would be ignored in mode: {mode})"),
+    _r("V-E35b", "exports[i].settle.after", "settle.after {after!r} is not a duration: use a "
+       "positive number with a unit, `90s`, `30m`, `1h` or `2d`"),
+    _r("V-E35c", "exports[i].settle.after", "settle.after {after!r} exceeds 2147483647 seconds "
+       "(~68 years), the largest age every source can compute"),
+    _r("V-E36a", "exports[i].cdc.rollover", "cdc.rollover must be >= 1 (got 0): a zero rollover "
+       "rolls a part on every event"),
+    _r("V-E36b", "exports[i].cdc.rollover_memory_mb", "cdc.rollover_memory_mb must be >= 1 "
+       "(got 0): a zero budget rolls a part on every event"),
+    _r("V-E37a", "exports[i].cdc.backfill", "`cdc.backfill: auto` found no export reading table "
+       "{table!r}; add the batch export that reads it, or name the exports: "
+       "`backfill: [<name>, ...]`"),
+    _r("V-E37b", "exports[i].cdc.backfill", "`cdc.backfill` names export {name!r}, which this "
+       "config does not define"),
+    _r("V-E37c", "exports[i].cdc.backfill", "`cdc.backfill` names the cdc export itself; the "
+       "baseline is read by a batch export of the same table"),
+    _r("V-E37d", "exports[i].cdc.backfill", "`cdc.backfill` names export {name!r}, which reads "
+       "{table!r}, a table this stream does not capture"),
+    _r("V-E37e", "exports[i].cdc.backfill", "`cdc.backfill` covers {covered} of {total} captured "
+       "tables: no baseline for {missing}"),
+    _r("V-E38a", "exports[i].table", "'table' is empty"),
+    _r("V-E38b", "exports[i].table", "'table' must be `<name>` or `<schema>.<name>` (got "
+       "{table!r})"),
+    _r("V-E38c", "exports[i].table", "'table' has an empty segment in {table!r}"),
+    _r("V-E38d", "exports[i].table", "'table' segment {segment!r} must start with a letter or "
+       "underscore (use 'query:' for quoted identifiers)"),
+    _r("V-E38e", "exports[i].table", "'table' segment {segment!r} contains non-identifier "
+       "characters (use 'query:' for quoted identifiers)"),
+    _r("V-E39", "exports[i].query_file", "query_file {path!r} does not exist (relative to the "
+       "config's directory)"),
+    _r("V-E40", "exports[i].columns.<key>", "column override for {key!r}: {reason}"),
+    # Stage V — the `load:` blocks (rivet 0.32).
+    _r("V-LD1", "load.<key>", "`load:` targets `{target}` but carries `{key}`, a `{owner}` "
+       "field; remove it (it would be silently ignored)"),
+    _r("V-LD2", "load", "`load:` targets `{target}` but has no `{key}`"),
+    _r("V-LD3", "<load>.partition", "`partition` takes exactly one of `column`, `range` or "
+       "`ingestion`"),
+    _r("V-LD4", "<load>.partition.range.interval", "`range.interval` must be positive, got "
+       "{interval}"),
+    _r("V-LD5", "<load>.partition.range", "`range.start` ({start}) must be below `range.end` "
+       "({end})"),
+    _r("V-LD6", "exports[i].load", "export {name!r} has a `load:` override but the config has no "
+       "top-level `load:` block (the warehouse is declared once, at the top level)"),
+    _r("V-LD7", "exports[i].load.tables", "`load.tables:` is for a mode: cdc export with "
+       "`tables:`; this export has one unit, so its `load:` block already is the table's"),
+    _r("V-LD8", "exports[i].load.tables.<table>", "`load.tables.{table}` names a table this "
+       "export does not capture"),
+    _r("V-LD9", "exports[i].load.tables.<table>.tables", "`load.tables.{table}.tables`: a "
+       "per-table block takes no `tables:` of its own"),
+    _r("V-LD10", "exports[i].format", "`format: csv` cannot feed a `load:` block (the warehouse "
+       "loaders read parquet parts only); use format: parquet"),
     # Stage V — CDC resource conflicts.
     _r("V-C1", "exports[i].cdc.slot", "same PostgreSQL replication slot {slot!r} as export "
        "{previous!r}: a slot has one consumer, sharing it loses data; set a distinct cdc.slot "
@@ -401,6 +463,7 @@ def list_findings(exports: list[tuple[int, ExportConfig]], count: int) -> list[F
 def export_findings(
     export: ExportConfig, index: int, source: SourceConfig | None, *, top_level_load: bool,
     path_exists: Callable[[str], bool] | None,
+    query_file_exists: Callable[[str], bool] | None = None,
 ) -> list[Finding]:
     """V-E1..V-E31 for one export, in rivet's order. `path_exists` checks credentials_file
     (environment-dependent); None = not checked here (the caller notes it)."""
@@ -471,17 +534,97 @@ def export_findings(
     _mode_rules(e, mode, at, add, source)
     if e.columns:  # nearly every export has no column overrides
         _column_overrides(e, at, add)
+        if mode != "cdc":  # rivet's plan reads the types before it connects
+            out += column_type_findings(e, index)
     if e.cdc is not None or mode == "cdc":  # every cdc rule needs a `cdc:` section or mode
         _cdc(e, at, add, source)
     if e.chunk_by_days is not None:
         cd_at = (*at, "chunk_by_days")
         if mode != "chunked":
             add(_f(cd_at, "V-E31a"))
-        if e.chunk_dense:
-            add(_f(cd_at, "V-E31b"))
         if e.chunk_by_days == 0:
             add(_f(cd_at, "V-E31c"))
+    if e.chunk_dense:
+        add(_f((*at, "chunk_dense"), "V-E32"))
+    if mode == "chunked":
+        _chunked_shape(e, at, add)
+    if e.max_file_size is not None and e.destination.type == "stdout":
+        add(_f((*at, "max_file_size"), "V-E34"))
+    if e.settle is not None:
+        _settle(e, mode, at, add)
+    if mode != "cdc" and e.table is not None and "${" not in e.table:  # (unset: R3)
+        _table_identifier(e.table, at, add)
+    if e.query_file is not None and query_file_exists is not None and \
+            not e.query_file.startswith("/") and not _has_parent_component(e.query_file) and \
+            not query_file_exists(e.query_file):
+        add(_f((*at, "query_file"), "V-E39", path=e.query_file))
     return out
+
+
+def _chunked_shape(e: ExportConfig, at: Loc, add: Add) -> None:
+    """V-E33 (a chunked export's knobs, checked before rivet connects)."""
+    by_key, chunk_column, memory_mb = e.chunk_by_key, e.chunk_column, e.chunk_size_memory_mb
+    if by_key is not None:
+        for knob, present in (("chunk_column", chunk_column is not None),
+                              ("chunk_by_days", e.chunk_by_days is not None),
+                              ("chunk_count", e.chunk_count is not None)):
+            if present:
+                add(_f((*at, knob), "V-E33a", knob=knob))
+                return
+    if e.table is not None or (chunk_column is not None and memory_mb is None):
+        return
+    if by_key is not None:
+        add(_f((*at, "chunk_by_key"), "V-E33b"))
+    elif memory_mb is not None:
+        add(_f((*at, "chunk_size_memory_mb"), "V-E33c"))
+    elif e.chunk_count is not None or e.chunk_by_days is not None:  # (else V-E20d)
+        add(_f((*at, "chunk_column"), "V-E33d"))
+
+
+_DURATION = re.compile(r"([0-9]+)([smhd])\Z")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+SETTLE_MAX_SECONDS = 2**31 - 1
+
+
+def _settle(e: ExportConfig, mode: str, at: Loc, add: Add) -> None:
+    """V-E35 (an export with `settle:`)."""
+    assert e.settle is not None
+    if mode != "incremental":
+        add(_f((*at, "settle"), "V-E35a", mode=mode))
+    after = e.settle.after
+    match = _DURATION.match(after)
+    if match is None or int(match.group(1)) == 0:
+        add(_f((*at, "settle", "after"), "V-E35b", after=after))
+    elif int(match.group(1)) * _SECONDS[match.group(2)] > SETTLE_MAX_SECONDS:
+        add(_f((*at, "settle", "after"), "V-E35c", after=after))
+
+
+_IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+
+
+def _table_identifier(table: str, at: Loc, add: Add) -> None:
+    """V-E38: rivet's plan checks a `table:` before it connects — `<name>` or
+    `<schema>.<name>`, each an unquoted identifier."""
+    t_at = (*at, "table")
+    text = table.strip()
+    if not text:
+        add(_f(t_at, "V-E38a"))
+        return
+    segments = text.split(".")
+    if len(segments) > 2:
+        add(_f(t_at, "V-E38b", table=text))
+        return
+    if any(not segment for segment in segments):
+        add(_f(t_at, "V-E38c", table=text))
+        return
+    for segment in segments:
+        first = segment[0]
+        if not (first == "_" or (first.isascii() and first.isalpha())):
+            add(_f(t_at, "V-E38d", segment=segment))
+            return
+        if not set(segment) <= _IDENTIFIER_CHARS:
+            add(_f(t_at, "V-E38e", segment=segment))
+            return
 
 
 Add = Callable[[Finding], None]
@@ -559,8 +702,6 @@ def _mode_rules(e: ExportConfig, mode: str, at: Loc, add: Add,
             add(_f((*at, "parallel"), "V-E20f"))
         if e.chunk_count == 0:
             add(_f((*at, "chunk_count"), "V-E20g"))
-        if e.chunk_count is not None and e.chunk_dense:
-            add(_f((*at, "chunk_dense"), "V-E20h"))
         if e.chunk_count is not None and e.chunk_by_days is not None:
             add(_f((*at, "chunk_by_days"), "V-E20i"))
     elif mode == "time_window":
@@ -587,8 +728,6 @@ def _mode_rules(e: ExportConfig, mode: str, at: Loc, add: Add,
     # Knobs written outside the mode that reads them.
     if e.tables is not None and mode != "cdc":
         add(_f((*at, "tables"), "V-E21"))
-    if e.chunk_dense and mode != "chunked":
-        add(_f((*at, "chunk_dense"), "V-E22"))
     if mode != "chunked":  # the first knob only `mode: chunked` reads that the export sets
         knob = ("chunk_column" if e.chunk_column is not None
                 else "chunk_by_key" if e.chunk_by_key is not None
@@ -643,8 +782,11 @@ def _cdc(e: ExportConfig, at: Loc, add: Add, source: SourceConfig | None) -> Non
     if e.mode == "cdc" and source.type in ("mongo", "mysql", "oracle") and \
             (e.cdc is None or e.cdc.checkpoint is None):
         add(_f((*at, "cdc"), "V-E29", engine=engine))
-    if e.mode == "cdc" and source.type == "mongo" and any("." in t for t in tables):
-        add(_f((*at, "table" if e.table is not None else "tables"), "V-E30"))
+    cdc = e.cdc
+    if cdc is not None and cdc.rollover == 0:
+        add(_f((*at, "cdc", "rollover"), "V-E36a"))
+    if cdc is not None and cdc.rollover_memory_mb == 0:
+        add(_f((*at, "cdc", "rollover_memory_mb"), "V-E36b"))
 
 
 def cdc_conflict_findings(exports: list[tuple[int, ExportConfig]],
@@ -710,3 +852,153 @@ def rules_table() -> str:
         rows.append(f"| `{rule.id}` | {rule.klass} | {rule.severity} | "
                     f"{f'`{field}`' if field else ''} | {message} |")
     return "\n".join(rows) + "\n"
+
+
+# -- rivet 0.32: cdc backfills, column override types, `load:` blocks --------------------------
+
+def backfill_findings(exports: list[tuple[int, ExportConfig]]) -> list[Finding]:
+    """V-E37 (a cdc export with `cdc.backfill`): the batch exports that take its baseline."""
+    out: list[Finding] = []
+    by_name = {e.name: e for _, e in exports}
+    for index, e in exports:
+        if e.mode != "cdc" or e.cdc is None or e.cdc.backfill is None:
+            continue
+        at: Loc = ("exports", index, "cdc", "backfill")
+        captured = [t.strip() for t in ((e.table,) if e.table is not None else ())
+                    + (e.tables or ())]
+        backfill = e.cdc.backfill
+        if backfill == "auto":
+            readers = {(b.table or "").strip() for b in by_name.values()
+                       if b.mode != "cdc" and b.table is not None}
+            missing = [t for t in captured if t not in readers]
+            if missing:
+                out.append(_f(at, "V-E37a", table=missing[0]))
+            continue
+        covered: set[str] = set()
+        failed = False
+        for name in backfill:
+            named = by_name.get(name)
+            if named is None:
+                out.append(_f(at, "V-E37b", name=name))
+            elif named is e:
+                out.append(_f(at, "V-E37c"))
+            elif (named.table or "").strip() not in captured:
+                out.append(_f(at, "V-E37d", name=name, table=(named.table or named.query or
+                                                               named.query_file or "").strip()))
+            else:
+                covered.add((named.table or "").strip())
+                continue
+            failed = True
+            break
+        missing = [t for t in captured if t not in covered]
+        if not failed and missing:
+            out.append(_f(at, "V-E37e", covered=len(captured) - len(missing),
+                          total=len(captured), missing=", ".join(missing)))
+    return out
+
+
+_PLAIN_TYPES = frozenset({
+    "bool", "boolean", "int", "int2", "int4", "int8", "int16", "int32", "int64", "integer",
+    "bigint", "smallint", "float4", "float8", "float32", "float64", "real", "double",
+    "double precision", "date", "timestamp", "timestamptz", "timestamp with time zone",
+    "timestamp without time zone", "timestamp_ns", "timestamp_tz", "timestamp_tz_ns", "text",
+    "string", "varchar", "char", "bpchar", "binary", "bytea", "varbinary", "blob", "json",
+    "jsonb", "uuid"})
+_DECIMAL = re.compile(r"(?:decimal|numeric)\(\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*\)\Z")
+DECIMAL_MAX_PRECISION = 76  # Arrow's decimal256
+_SUPPORTED_TYPES = ("bool, int2/int4/int8, float4/float8, decimal(p,s), date, timestamp, "
+                    "timestamp_ns, timestamp_tz, timestamp_tz_ns, text, binary, json, uuid")
+
+
+def column_type_problem(text: str) -> str | None:
+    """Why rivet refuses a column override type (before it connects), or None."""
+    name = text.strip().lower()
+    if name in _PLAIN_TYPES:
+        return None
+    match = _DECIMAL.match(name)
+    if match is None:
+        return f"unrecognised type {text!r}; supported: {_SUPPORTED_TYPES}"
+    precision, scale = int(match.group(1)), int(match.group(2))
+    if not 1 <= precision <= DECIMAL_MAX_PRECISION:
+        return f"precision {precision} is outside 1..{DECIMAL_MAX_PRECISION}"
+    if scale > precision:
+        return f"scale {scale} is larger than the precision {precision}"
+    return None
+
+
+def column_type_findings(export: ExportConfig, index: int) -> list[Finding]:
+    """V-E40 (an export with column overrides)."""
+    for key, value in export.columns.items():
+        reason = column_type_problem(value)
+        if reason is not None:
+            return [_f(("exports", index, "columns", key), "V-E40", key=key, reason=reason)]
+    return []
+
+
+_TARGET_KEYS = {"bigquery": ("project", "dataset"),
+                "snowflake": ("connection", "warehouse", "database", "schema",
+                              "storage_integration"),
+                "clickhouse": ("database", "url", "user", "password_env")}
+_KEY_OWNERS = {"project": "bigquery", "dataset": "bigquery", "connection": "snowflake",
+               "warehouse": "snowflake", "database": "snowflake`/`clickhouse",
+               "schema": "snowflake", "storage_integration": "snowflake", "url": "clickhouse",
+               "user": "clickhouse", "password_env": "clickhouse",
+               "named_collection": "clickhouse", "ca_file": "clickhouse"}
+
+
+def load_findings(load: LoadSection | None, exports: list[tuple[int, ExportConfig]], *,
+                  written: bool) -> list[Finding]:
+    """V-LD1..V-LD10: the top-level `load:` section (`written`: present, `load` None when it
+    failed to type) and each export's override."""
+    out: list[Finding] = []
+    if load is not None:
+        target = load.target
+        for key, owner in _KEY_OWNERS.items():
+            value = getattr(load, "schema_" if key == "schema" else key)
+            if value is not None and target not in owner.split("`/`"):
+                out.append(_f(("load", key), "V-LD1", target=target, key=key, owner=owner))
+                break
+        else:
+            for key in _TARGET_KEYS[target]:
+                if getattr(load, "schema_" if key == "schema" else key) is None:
+                    out.append(_f(("load",), "V-LD2", target=target, key=key))
+                    break
+        out += _partition(load.partition, ("load", "partition"))
+    for index, e in exports:
+        at: Loc = ("exports", index)
+        if written and e.format == "csv":
+            out.append(_f((*at, "format"), "V-LD10"))
+        override = e.load
+        if override is None:
+            continue
+        if not written:
+            out.append(_f((*at, "load"), "V-LD6", name=e.name))
+        out += _partition(override.partition, (*at, "load", "partition"))
+        if not override.tables:
+            continue
+        if e.mode != "cdc" or e.tables is None:
+            out.append(_f((*at, "load", "tables"), "V-LD7"))
+            continue
+        for table, inner in override.tables.items():
+            t_at = (*at, "load", "tables", table)
+            if table not in e.tables:
+                out.append(_f(t_at, "V-LD8", table=table))
+            elif inner.tables:
+                out.append(_f((*t_at, "tables"), "V-LD9", table=table))
+            out += _partition(inner.partition, (*t_at, "partition"))
+    return out
+
+
+def _partition(partition: str | LoadPartition | None, at: Loc) -> list[Finding]:
+    if partition is None or isinstance(partition, str):
+        return []
+    given = sum(v is not None for v in (partition.column, partition.range, partition.ingestion))
+    if given != 1:
+        return [_f(at, "V-LD3")]
+    span = partition.range
+    if span is not None:
+        if span.interval <= 0:
+            return [_f((*at, "range", "interval"), "V-LD4", interval=span.interval)]
+        if span.start >= span.end:
+            return [_f((*at, "range"), "V-LD5", start=span.start, end=span.end)]
+    return []
