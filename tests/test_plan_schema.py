@@ -125,7 +125,9 @@ def test_the_schema_refuses_what_the_format_does_not_allow() -> None:
 
 REFUSED = """source: {type: postgres, url_env: DB_URL, environment: replica}
 exports:
-  - {name: refused, query: "SELECT * FROM t", mode: chunked, chunk_count: 8, format: csv,
+  - {name: refused, table: public.t, mode: chunked, chunk_by_key: id, format: csv,
+     destination: {type: stdout}}
+  - {name: local, query: "SELECT * FROM t", mode: chunked, chunk_column: id, format: csv,
      destination: {type: local, path: "out/{export}/{date}"}}
   - {name: kept, table: public.t, mode: full, format: parquet, compression_profile: compact,
      columns: {amount: "decimal(12, 2)", at: timestamptz, id: int64},

@@ -229,8 +229,10 @@ RULES: tuple[Rule, ...] = (
        "the `table:` shortcut — set `table:` or remove it and keep an explicit `chunk_size:`"),
     _r("V-E33d", "exports[i].chunk_column", "chunked mode requires 'chunk_column' (auto-resolve "
        "from the primary key is only supported with the `table:` shortcut)"),
-    _r("V-E34", "exports[i].max_file_size", "max_file_size cannot be used with a stdout "
+    _r("V-E34a", "exports[i].max_file_size", "max_file_size cannot be used with a stdout "
        "destination (file splitting needs named output files)"),
+    _r("V-E34b", "exports[i].destination", "chunked mode cannot be used with a stdout "
+       "destination (each chunk is a separate binary stream; concatenated output is unusable)"),
     _r("V-E35a", "exports[i].settle", "`settle` requires mode: incremental (it bounds the "
        "incremental cursor query and would be ignored in mode: {mode})"),
     _r("V-E35b", "exports[i].settle.after", "settle.after {after!r} is not a duration: use a "
@@ -548,8 +550,11 @@ def export_findings(
         add(_f((*at, "chunk_dense"), "V-E32"))
     if mode == "chunked":
         _chunked_shape(e, at, add)
-    if e.max_file_size is not None and e.destination.type == "stdout":
-        add(_f((*at, "max_file_size"), "V-E34"))
+    if e.destination.type == "stdout":  # rivet's plan checks these before it connects
+        if e.max_file_size is not None:
+            add(_f((*at, "max_file_size"), "V-E34a"))
+        if mode == "chunked" and e.chunk_column is not None and e.chunk_by_key is None:
+            add(_f((*at, "destination"), "V-E34b"))
     if e.settle is not None:
         _settle(e, mode, at, add)
     if mode != "cdc" and e.table is not None and "${" not in e.table:  # (unset: R3)
