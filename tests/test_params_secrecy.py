@@ -95,8 +95,7 @@ def test_a_param_fills_a_config_the_base_has_unchanged_and_is_masked(
     git_head = ws.repo.commit("another file", {"rivet/other.yaml": grouped.replace(
         "public.t_${P}", "public.other").replace("name: e", "name: other")})
     gh.add_pull(REPO, PR, head_sha=git_head)
-    result, _ = run_action(gh, ws, git_head, params=f"P={hidden}
-", plan_json="indented")
+    result, _ = run_action(gh, ws, git_head, params=f"P={hidden}\n", plan_json="indented")
     plan = (ws.path / "plan.json").read_text()
     assert "is a value of the workflow's `params` input" not in plan
     assert result.code == 0, result.stdout + result.stderr
