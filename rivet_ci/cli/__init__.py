@@ -12,6 +12,7 @@ import dataclasses
 import errno
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -207,8 +208,16 @@ def describe_os_error(exc: OSError) -> str:
     return f"{cause}: {' -> '.join(names)}" if names else cause
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM (a cancelled job, a runner's timeout) ends the command as an interrupt does:
+    the `finally` blocks run, so an output being written is either left whole or not replaced
+    (`output.sink`), and no temporary file stays behind."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     tune_gc()
+    signal.signal(signal.SIGTERM, _terminate)
     environ = dict(os.environ)
     # The process-wide streams too: whatever bypasses the command's context (a traceback at
     # exit, a warning, a library printing) still leaves through the redactor.

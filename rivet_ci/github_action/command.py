@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     settings, event = read_settings(ctx.environ)
     rule = PathRule.of(settings.workspace, ctx.environ)
     settings = confine_inputs(settings, rule)
+    budget = GitHubBudget(settings.github_timeout)  # from the start of the run
     policy = parse_policy(settings.fail_on)
     number, base, head = pull_request_refs(event, settings)
     record = is_record(event, settings)
@@ -234,15 +236,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
               root: Path | None = None) -> None:
         # Through the output boundary: redacted, never through a symlink. A document given
         # as chunks (`Report.document_chunks`) is written chunk by chunk.
-        existed = path.exists()
         check_parents(path, root)
         make_parents(path, owner)
         if isinstance(text, str):
             write_output(path, text, redact, root=root, append=append)
         else:
             write_chunks(path, text, redact, root=root)
-        if not existed:
-            adopt(path, owner)
+        adopt(path, owner)  # (a file replaced atomically is a new one: handed over again)
 
     def write_step_outputs(values: Mapping[str, str | int | bool]) -> None:
         if settings.github_output is not None:
@@ -343,7 +343,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
                 template_dir=None if template_files is not None else settings.template_path,
                 template_files=template_files,
-                previous_body=lambda: previous_comment(settings, number, ctx),
+                previous_body=lambda: previous_comment(settings, number, ctx, budget),
                 docs_at=docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
                                  ctx.environ.get("GITHUB_ACTION_REF"))),
             on_document=write_document)
@@ -368,7 +368,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     # 4. Post (or not), then the outputs that depend on it.
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
-                           timestamp=report.timestamp, ctx=ctx)
+                           timestamp=report.timestamp, ctx=ctx, budget=budget)
     if outcome is not None:
         outputs["comment-url"] = outcome.url or ""
         outputs["comment-posted"] = outcome.action in POSTED
@@ -470,7 +470,23 @@ def record_summary(record: RecordPlan, gate: GateResult, settings: ActionSetting
 MAX_SUMMARY_FINDINGS = 50
 
 
-def previous_comment(settings: ActionSettings, number: int | None, ctx: Context) -> str | None:
+class GitHubBudget:
+    """The overall deadline of the run's GitHub work (`github-timeout`): every client the run
+    makes shares one end, so retries, waits and a server dripping bytes cannot add up past it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def client(self, settings: ActionSettings) -> GitHubClient:
+        assert settings.github_token is not None
+        return GitHubClient(api_url=settings.api_url,
+                            token=settings.github_token.get_secret_value(),
+                            request_deadline=60,
+                            run_deadline=max(0.0, self.end - time.monotonic()))
+
+
+def previous_comment(settings: ActionSettings, number: int | None, ctx: Context,
+                     budget: GitHubBudget) -> str | None:
     """The body of this gate's comment from an earlier run, for "since your last push".
 
     Only read when the comment is edited in place or recreated; any failure means no previous
@@ -480,8 +496,7 @@ def previous_comment(settings: ActionSettings, number: int | None, ctx: Context)
             or settings.github_token is None):
         return None
     try:
-        client = GitHubClient(api_url=settings.api_url,
-                              token=settings.github_token.get_secret_value())
+        client = budget.client(settings)
         found = find_own_comment(client, repo=settings.repository, number=number,
                                  gate_id=settings.gate_id)
     except GitHubError as exc:
@@ -495,12 +510,11 @@ def previous_comment(settings: ActionSettings, number: int | None, ctx: Context)
 
 def post_comment(
     settings: ActionSettings, *, number: int | None, body: str, short: str,
-    pr: PullRequestPlan, timestamp: str, ctx: Context,
+    pr: PullRequestPlan, timestamp: str, ctx: Context, budget: GitHubBudget,
 ) -> CommentOutcome | None:
     if settings.comment == "off" or number is None or settings.github_token is None:
         return None
-    client = GitHubClient(api_url=settings.api_url,
-                          token=settings.github_token.get_secret_value())
+    client = budget.client(settings)
     try:
         outcome = upsert_comment(
             client, repo=settings.repository, number=number, body=body, short_body=short,

@@ -63,6 +63,7 @@ _INPUTS: dict[str, str] = {
     "waiver_in_pr": "waiver-in-pr",
     "rivet_compatible_artifact": "rivet-compatible-artifact",
     "cache_dir": "cache-dir",
+    "github_timeout": "github-timeout",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -141,6 +142,8 @@ class ActionSettings(BaseModel):
     # The plan document's layout (core/formats/document.Layout): `compact` leaves out
     # whitespace and `resolved_plan`; `indented` writes it as `rivet-ci plan` does.
     plan_json: Literal["compact", "indented"] = "compact"
+    # Seconds for all the run's GitHub calls together (the overall deadline, docs/security.md).
+    github_timeout: int = Field(default=300, ge=1, le=3600)
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str

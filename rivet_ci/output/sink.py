@@ -22,9 +22,11 @@ import errno
 import io
 import logging
 import os
+import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from rivet_ci.output.paths import PathRefusedError, first_symlink, normalized
 from rivet_ci.output.redaction import Redactor
@@ -148,14 +150,49 @@ def _open_nofollow(path: Path, *, append: bool) -> int:
     return os.open(path, flags | os.O_EXCL, 0o644)
 
 
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A new file that takes `path`'s place only once it is complete: written beside it under a
+    temporary name, then `os.replace`d (atomic: a reader, a SIGTERM or a full disk leaves either
+    the complete previous file or the complete new one, never half of either; a symlink at
+    `path` is replaced, never followed). On any failure the temporary file is removed; an
+    `OSError` names `path`. A device or FIFO (`--output /dev/stdout`) is written in place."""
+    try:
+        mode: int | None = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        with os.fdopen(_open_nofollow(path, append=False), "wb") as handle:
+            yield handle
+        return
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(temporary, _FLAGS | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                yield handle
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
 def write_output(path: Path, text: str, redact: Redactor, *, root: Path | None = None,
                  append: bool = False) -> None:
-    """Write `text`, redacted, to `path` without following a symlink at or below `root`."""
+    """Write `text`, redacted, to `path` without following a symlink at or below `root`;
+    atomically unless appending (`_replacing`)."""
     data = redact(text).encode("utf-8", "backslashreplace")
     path = _confined(path, root)
     _refuse_symlinked_parents(path, root)
-    fd = _open_nofollow(path, append=append)
-    with os.fdopen(fd, "wb") as handle:
+    if append:
+        with os.fdopen(_open_nofollow(path, append=True), "wb") as handle:
+            handle.write(data)
+        return
+    with _replacing(path) as handle:
         handle.write(data)
 
 
@@ -166,14 +203,13 @@ def append_output(path: Path, text: str, redact: Redactor, *, root: Path | None 
 def write_chunks(path: Path | None, chunks: Iterable[bytes], redact: Redactor, *,
                  root: Path | None = None, stream: TextIO | None = None) -> None:
     """Write a document given as UTF-8 chunks, each ending with a line break, to `path`
-    (as `write_output` does: no symlink followed) and/or to `stream`. Each chunk is redacted
-    once, as bytes, for both; nothing holds the whole document."""
-    fd = None
+    (as `write_output` does: no symlink followed, atomically) and/or to `stream`. Each chunk
+    is redacted once, as bytes, for both; nothing holds the whole document."""
+    target = None
     if path is not None:
-        path = _confined(path, root)
-        _refuse_symlinked_parents(path, root)
-        fd = _open_nofollow(path, append=False)
-    with os.fdopen(fd, "wb") if fd is not None else contextlib.nullcontext() as handle:
+        target = _confined(path, root)
+        _refuse_symlinked_parents(target, root)
+    with _replacing(target) if target is not None else contextlib.nullcontext() as handle:
         for chunk in chunks:
             data = redact.redact_bytes(chunk)
             if handle is not None:

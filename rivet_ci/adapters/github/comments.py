@@ -16,7 +16,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from rivet_ci.adapters.github.models import Comment
-from rivet_ci.adapters.github.transport import GitHubBodyTooLong, GitHubClient, GitHubForbidden
+from rivet_ci.adapters.github.transport import (
+    GitHubBodyTooLong,
+    GitHubClient,
+    GitHubError,
+    GitHubForbidden,
+)
 from rivet_ci.core.comment.marker import (
     attach_marker,
     format_timestamp,
@@ -152,10 +157,13 @@ def _upsert(
             return CommentOutcome(CommentAction.SKIPPED_NEWER, comment.html_url, comment.id)
     if behaviour is Behaviour.RECREATE:
         for comment in ours:
-            client.delete_issue_comment(repo, comment.id)
-        return post(CommentAction.RECREATED if ours else CommentAction.CREATED)
+            _delete(client, repo, comment.id)
+        return _settle(client, post(CommentAction.RECREATED if ours else CommentAction.CREATED),
+                       repo=repo, number=number, login=login, gate_id=gate_id, full=full,
+                       short=short)
     if not ours:
-        return post(CommentAction.CREATED)
+        return _settle(client, post(CommentAction.CREATED), repo=repo, number=number,
+                       login=login, gate_id=gate_id, full=full, short=short)
     # Duplicates can exist (another tool, a retried POST); keep editing the oldest.
     existing = ours[0]
     if _unchanged(existing.body, full, short):
@@ -163,6 +171,37 @@ def _upsert(
     updated, was_short = _with_fallback(
         lambda text: client.update_issue_comment(repo, existing.id, text), full, short
     )
+    return CommentOutcome(CommentAction.UPDATED, updated.html_url, updated.id, was_short)
+
+
+def _delete(client: GitHubClient, repo: str, comment_id: int) -> None:
+    """Delete a comment; one already gone (a concurrent run deleted it) is fine."""
+    try:
+        client.delete_issue_comment(repo, comment_id)
+    except GitHubError as exc:
+        if exc.status != 404:
+            raise
+
+
+def _settle(client: GitHubClient, created: CommentOutcome, *, repo: str, number: int,
+            login: str, gate_id: str, full: str, short: str) -> CommentOutcome:
+    """After creating a comment: converge with runs of the same gate on the same pull request
+    that created one at the same time, to exactly one rivet-ci comment — the oldest. Each run
+    lists the comments again and deletes every newer one of ours; a run whose own comment is
+    not the oldest then writes its body into the oldest (as an update would have)."""
+    ours = sorted((c for c in client.list_issue_comments(repo, number)
+                   if _is_ours(c, login, gate_id)), key=lambda c: c.id)
+    if len(ours) <= 1 or created.comment_id is None:
+        return created
+    keep = ours[0]
+    for comment in ours[1:]:
+        _delete(client, repo, comment.id)
+    if keep.id == created.comment_id:
+        return created
+    if _unchanged(keep.body, full, short):
+        return CommentOutcome(CommentAction.UNCHANGED, keep.html_url, keep.id)
+    updated, was_short = _with_fallback(
+        lambda text: client.update_issue_comment(repo, keep.id, text), full, short)
     return CommentOutcome(CommentAction.UPDATED, updated.html_url, updated.id, was_short)
 
 
