@@ -217,20 +217,28 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     tune_gc()
-    signal.signal(signal.SIGTERM, _terminate)
-    environ = dict(os.environ)
-    # The process-wide streams too: whatever bypasses the command's context (a traceback at
-    # exit, a warning, a library printing) still leaves through the redactor.
-    redact = redactor_for(environ)
-    active = in_github_actions(environ)
-    sys.stdout = guarded(sys.stdout, redact, active=active)
-    sys.stderr = guarded(sys.stderr, redact, active=active)
-    ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
-                  redact=redact)
     try:
+        signal.signal(signal.SIGTERM, _terminate)
+        environ = dict(os.environ)
+        # The process-wide streams too: whatever bypasses the command's context (a traceback
+        # at exit, a warning, a library printing) still leaves through the redactor.
+        redact = redactor_for(environ)
+        active = in_github_actions(environ)
+        sys.stdout = guarded(sys.stdout, redact, active=active)
+        sys.stderr = guarded(sys.stderr, redact, active=active)
+        ctx = Context(stdout=sys.stdout, stderr=sys.stderr, environ=environ, cwd=Path.cwd(),
+                      redact=redact)
         return run(sys.argv[1:] if argv is None else argv, ctx,
                    before_command=drop_model_attribute_hook)
+    except KeyboardInterrupt:  # before the command started (imports, parsing)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.stderr.write("rivet-ci: interrupted\n")
+        sys.stderr.flush()
+        return INTERRUPTED
     finally:
+        # From here on (the exit itself) a SIGTERM ends the process as it always did: every
+        # output is already whole.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         leave_heap_to_exit()
 
 
