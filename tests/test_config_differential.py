@@ -16,6 +16,7 @@ No case may end in a traceback. Any difference fails with the list of cases.
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 from support.config_corpus import (
@@ -28,9 +29,11 @@ from support.config_corpus import (
     struct_cases,
     structure_cases,
 )
-from support.config_differential import Ours, Outcome, compare
-from support.real_rivet import config_schema
+from support.config_differential import Ours, Outcome, compare, related
+from support.real_rivet import config_schema, error_codes
 from support.rivet_schema import Rivet
+
+from rivet_ci.core.config.rules import RIVET_CODES, RULES, rivet_code
 
 FAMILIES = ("project", "refusals", "key", "mutate", "struct", "yaml", "rule")
 
@@ -62,6 +65,13 @@ def test_config_verdicts_agree_with_the_real_rivet(name: str) -> None:
     outcomes = compare(cases)
     assert not [o for o in outcomes if o.ours.verdict == "crash"], _report(outcomes)
     assert all(o.agrees for o in outcomes), _report(outcomes)
+    # The code we give the finding rivet names is rivet's own code for the same config.
+    wrong = [o.describe() + f" | codes {[rivet_code(r) for r in o.ours.rules]}"
+             for o in outcomes if o.rivet.verdict == "refuse" and not any(
+                 rivet_code(rule) == o.rivet.code
+                 for rule, field in zip(o.ours.rules, o.ours.fields, strict=True)
+                 if o.rivet_field is None or related(o.rivet_field, field))]
+    assert wrong == []
     # The corpus is not one-sided: each family holds refusals, and all but the YAML and struct
     # families accepted configs too (so the comparison would see a wrong refusal).
     verdicts = {o.rivet.verdict for o in outcomes}
@@ -93,3 +103,11 @@ def test_a_disagreement_is_seen() -> None:
     elsewhere = Outcome(swapped.case, swapped.rivet, swapped.rivet_field,
                         Ours("refuse", ("source.type",), ("T-enum",)))
     assert swapped.rivet_field == "exports[0]" and not elsewhere.agrees
+
+
+def test_every_rule_has_a_code_rivet_documents() -> None:
+    """Each rule's code is one of `rivet schema errors` (the binary's own reference)."""
+    documented = set(re.findall(r"`(RIVET_[A-Z_]+)`", error_codes()))
+    assert len(documented) > 200
+    assert set(RIVET_CODES) == {rule.id for rule in RULES}
+    assert {code for code in RIVET_CODES.values() if code is not None} - documented == set()

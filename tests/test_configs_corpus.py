@@ -211,10 +211,11 @@ def test_check_command_exit_codes_and_json(tmp_path: Path) -> None:
     (problem,) = document["problems"]
     assert {k: problem[k] for k in ("line", "key", "rule", "severity")} == {
         "line": 9, "key": "exports[0].cursor_column", "rule": "V-E20a", "severity": "error"}
+    assert problem["code"] == "RIVET_CONFIG_MODE_SETTING_INVALID"  # rivet's own code
     code, _, err = cli(["check", str(bad), "-p", "UNUSED=1"], tmp_path)
     assert "--param 'UNUSED' is not used" in err
     code, out, _ = cli(["check", str(tmp_path / "missing.yaml")], tmp_path)
-    assert code == 2 and "[R1]" in out
+    assert code == 2 and "[R1 RIVET_CONFIG_FILE_UNREADABLE]" in out
 
 
 def test_param_grammar_and_refusal() -> None:

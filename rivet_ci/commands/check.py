@@ -14,6 +14,7 @@ from rivet_ci import RIVET_VERSION
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_config_arguments, parse_params, warn_unused_params
 from rivet_ci.commands.plan import load_configs
+from rivet_ci.core.config.rules import rivet_code
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 
 
@@ -41,12 +42,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             "configs": [c.path for c in configs],
             "errors": errors,
             "problems": [{"file": p.file, "line": p.line, "key": p.field, "rule": p.rule,
-                          "severity": p.severity, "message": p.message} for p in problems],
+                          "code": rivet_code(p.rule), "severity": p.severity,
+                          "message": p.message} for p in problems],
         }
         ctx.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         for p in problems:
-            rule = f" [{p.rule}]" if p.rule else ""
+            code = rivet_code(p.rule)
+            rule = f" [{p.rule}{' ' + code if code else ''}]" if p.rule else ""
             ctx.stdout.write(f"{p.severity}: {p.render()}{rule}\n")
         ctx.stdout.write(f"Checked {len(configs)} config file(s): {errors} error(s), "
                          f"{len(problems) - errors} note(s)/warning(s).\n")

@@ -54,7 +54,7 @@ class Outcome:
             return False
         if self.rivet.verdict != "refuse" or self.rivet_field is None:
             return True
-        return any(_related(self.rivet_field, ours) for ours in self.ours.fields)
+        return any(related(self.rivet_field, ours) for ours in self.ours.fields)
 
     def describe(self) -> str:
         return (f"{self.case.id}: rivet {self.rivet.verdict} {self.rivet.code} "
@@ -62,7 +62,7 @@ class Outcome:
                 f"{list(zip(self.ours.rules, self.ours.fields, strict=True))[:4]}")
 
 
-def _related(rivet_field: str, ours: str) -> bool:
+def related(rivet_field: str, ours: str) -> bool:
     def under(a: str, b: str) -> bool:
         return a == b or a.startswith(b + ".") or a.startswith(b + "[") or b == ""
     return under(ours, rivet_field) or under(rivet_field, ours)

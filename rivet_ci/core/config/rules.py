@@ -306,6 +306,72 @@ RULES: tuple[Rule, ...] = (
        "config (names are case-sensitive)", severity="warning"),
 )
 RULE_BY_ID = {rule.id: rule for rule in RULES}
+
+# rivet's stable error code for each rule (`rivet schema errors`, rivet-cli 0.32.2), so a reviewer
+# can look a finding up in rivet's own error reference. Read off the binary's verdicts on the
+# differential corpus (`tests/test_config_differential.py` checks each against them); None where
+# rivet prints no code (a missing query_file is an OS error) or the rule is ours (`--param`).
+_YAML = "RIVET_CONFIG_YAML_INVALID"
+_MODE = "RIVET_CONFIG_MODE_SETTING_INVALID"
+_RANGE = "RIVET_CONFIG_VALUE_OUT_OF_RANGE"
+_SOURCE = "RIVET_CONFIG_EXPORT_SOURCE_INVALID"
+_CONNECTION = "RIVET_CONFIG_SOURCE_CONNECTION_INVALID"
+_AUTH = "RIVET_CONFIG_DESTINATION_AUTH_INVALID"
+_CDC = "RIVET_CONFIG_CDC_SHAPE_INVALID"
+_LOAD = "RIVET_CONFIG_LOAD_BLOCK_INVALID"
+_PATH = "RIVET_CONFIG_PATH_UNSAFE"
+_SECRET = "RIVET_CONFIG_SECRET_UNSET"
+RIVET_CODES: dict[str, str | None] = {
+    "R0": None, "R1": "RIVET_CONFIG_FILE_UNREADABLE", "R2": "RIVET_CONFIG_FILE_UNREADABLE",
+    "R3": _SECRET, "R3-value": _SECRET, "R4": _SECRET,
+    **dict.fromkeys(("P0-syntax", "P0-multi-document", "P0-bom", "P0-duplicate-key",
+                     "P0-huge-int", "P0-depth", "P0-repetition", "P1a", "P1b"), _YAML),
+    "P2a": "RIVET_CONFIG_CSV_COMPRESSION_UNSUPPORTED",
+    "P2b": "RIVET_CONFIG_CSV_COMPRESSION_UNSUPPORTED",
+    "P3": "RIVET_CONFIG_TLS_VERIFICATION_DOWNGRADE",
+    **dict.fromkeys(("T-unknown-key", "T-missing", "T-type", "T-enum", "T-range", "T-row-hash",
+                     "T-key"), _YAML),
+    "V-L1": "RIVET_CONFIG_NO_EXPORTS", "V-L2": "RIVET_CONFIG_DUPLICATE_EXPORT",
+    "V-S1": _RANGE,
+    **dict.fromkeys(("V-S2", "V-S3", "V-S4", "V-S5", "V-S6", "V-S7", "V-S8"), _CONNECTION),
+    "V-E1": _PATH, "V-E2": _PATH,
+    **dict.fromkeys(("V-E3a", "V-E3b", "V-E4"), "RIVET_CONFIG_ROW_HASH_INVALID"),
+    "V-E5a": _MODE, "V-E5b": _PATH,
+    **dict.fromkeys(("V-E5c", "V-E5d", "V-E5e", "V-E5f"), _MODE),
+    "V-E6": _RANGE, "V-E7": _RANGE, "V-E8": _RANGE,
+    **dict.fromkeys(("V-E9", "V-E10a", "V-E10b", "V-E11a", "V-E11b"), _SOURCE),
+    "V-E12": "RIVET_CONFIG_DESTINATION_ENDPOINT_UNSAFE", "V-E13": _PATH,
+    **dict.fromkeys(("V-E14", "V-E15", "V-E16a", "V-E16b", "V-E16c", "V-E16d"), _AUTH),
+    "V-E17": _SECRET,
+    **dict.fromkeys(("V-E18", "V-E19a", "V-E19b", "V-E19c"), _RANGE),
+    **dict.fromkeys(("V-E20a", "V-E20b", "V-E20c", "V-E20d", "V-E20e", "V-E20f", "V-E20i",
+                     "V-E20j", "V-E20k"), _MODE),
+    "V-E20g": "RIVET_CONFIG_CHUNK_COUNT_INVALID",
+    **dict.fromkeys(("V-E20l", "V-E20m", "V-E20n", "V-E20o", "V-E20p"), _CDC),
+    **dict.fromkeys(("V-E21", "V-E23", "V-E24", "V-E25"), _MODE),
+    "V-E26a": "RIVET_CONFIG_COLUMN_OVERRIDE_TABLE_UNKNOWN",
+    "V-E26b": "RIVET_CONFIG_COLUMN_OVERRIDE_TABLE_UNKNOWN",
+    "V-E27": _CDC, "V-E28": _MODE, "V-E29": _MODE, "V-E31a": _MODE,
+    "V-E31c": "RIVET_CONFIG_CHUNK_BY_DAYS_INVALID",
+    "V-E32": _MODE, "V-E33a": _RANGE, "V-E33b": _MODE, "V-E33c": _MODE, "V-E33d": _MODE,
+    "V-E34a": "RIVET_PLAN_REJECTED", "V-E34b": "RIVET_PLAN_REJECTED",
+    "V-E35a": _MODE, "V-E35b": _RANGE, "V-E35c": _RANGE,
+    "V-E36a": "RIVET_CONFIG_CDC_ROLLOVER_INVALID", "V-E36b": "RIVET_CONFIG_CDC_ROLLOVER_INVALID",
+    **dict.fromkeys(("V-E37a", "V-E37b", "V-E37c", "V-E37d", "V-E37e"), _CDC),
+    **dict.fromkeys(("V-E38a", "V-E38b", "V-E38c", "V-E38d", "V-E38e"), _SOURCE),
+    "V-E39": None, "V-E40": "RIVET_CONFIG_COLUMN_OVERRIDE_TYPE_INVALID",
+    **dict.fromkeys(("V-LD1", "V-LD2", "V-LD3", "V-LD4", "V-LD5"), _YAML),
+    **dict.fromkeys(("V-LD6", "V-LD7", "V-LD8", "V-LD9"), _LOAD),
+    "V-LD10": "RIVET_CONFIG_CSV_LOAD_UNSUPPORTED",
+    **dict.fromkeys(("V-C1", "V-C2", "V-C3"), "RIVET_CONFIG_CDC_RESOURCE_CONFLICT"),
+    **dict.fromkeys(("V-M1", "V-M2", "V-M3"), "RIVET_CONFIG_SOURCE_MODE_UNSUPPORTED"),
+    "W-param": None,
+}
+
+
+def rivet_code(rule: str | None) -> str | None:
+    """rivet's stable error code for one of our rules (None: rivet has none, or no rule)."""
+    return RIVET_CODES.get(rule) if rule is not None else None
 ENVIRONMENT_RULES = frozenset(r.id for r in RULES if r.klass == "environment")
 
 
@@ -848,13 +914,16 @@ def mongo_findings(exports: list[tuple[int, ExportConfig]],
 
 def rules_table() -> str:
     """The Markdown table of every rule (docs/configs.md holds exactly this; a test checks)."""
-    rows = ["| rule | class | severity | field | our message |", "|---|---|---|---|---|"]
+    rows = ["| rule | rivet code | class | severity | field | our message |",
+            "|---|---|---|---|---|---|"]
     for rule in RULES:
         message = "".join(literal + (f"<{field}>" if field is not None else "")
                           for literal, field, _, _ in string.Formatter().parse(rule.message))
         message = message.replace("|", "\\|")
         field = rule.field.replace("|", "\\|")
-        rows.append(f"| `{rule.id}` | {rule.klass} | {rule.severity} | "
+        code = RIVET_CODES[rule.id]
+        rows.append(f"| `{rule.id}` | {f'`{code}`' if code else '—'} | {rule.klass} | "
+                    f"{rule.severity} | "
                     f"{f'`{field}`' if field else ''} | {message} |")
     return "\n".join(rows) + "\n"
 
