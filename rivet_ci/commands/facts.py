@@ -13,7 +13,11 @@ from pathlib import Path
 import yaml
 
 from rivet_ci.commands.context import Context
-from rivet_ci.commands.live import add_live_arguments, collect_live
+from rivet_ci.commands.live import (
+    add_live_arguments,
+    capture_live_catalog,
+    collect_live,
+)
 from rivet_ci.commands.options import add_config_arguments
 from rivet_ci.commands.plan import load_configs
 from rivet_ci.exit_codes import OK, USAGE_ERROR
@@ -23,11 +27,18 @@ from rivet_ci.output.sink import write_output
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("facts", help="capture a facts file from the live sources",
                        description="Observe every export on its source (read-only EXPLAIN and "
-                                   "bounded probes) and write a rivet-ci-facts/1 file.")
+                                   "bounded probes) and write a rivet-ci-facts/1 file, with "
+                                   "the catalog of every source the configs name.")
     p.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
                    help="config files, or directories searched for rivet *.yaml / *.yml")
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="write here (.yaml/.yml → YAML, else JSON); default: stdout as JSON")
+    g = p.add_argument_group("source catalog (docs/facts.md#the-source-catalog)")
+    g.add_argument("--catalog-schema", action="append", metavar="SCHEMA", dest="catalog_schemas",
+                   help="also capture every relation of this schema (MySQL: database) of each "
+                        "source (repeatable; default: the schemas the configs name)")
+    g.add_argument("--no-catalog", action="store_true",
+                   help="capture per-export facts only, no source catalog")
     add_live_arguments(p)
     add_config_arguments(p)
 
@@ -35,6 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     configs = load_configs(args.configs, ctx, not_configs=(args.output,), args=args)
     facts = collect_live(configs, args, ctx)
+    if not args.no_catalog:
+        facts = facts.model_copy(update={"catalog": capture_live_catalog(configs, args, ctx)})
     # Absent means unknown in the facts contract, so unknowns are left out, not written as null.
     data = {"format": facts.format,
             **facts.model_dump(mode="json", exclude_none=True, exclude_defaults=True)}

@@ -14,6 +14,7 @@ from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import parse_params
 from rivet_ci.commands.progress import ProgressBar
 from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.catalog_models import CatalogSource
 from rivet_ci.core.facts.models import ConfigFacts, ExportFacts, FactsFile
 from rivet_ci.errors import UsageError
 
@@ -73,6 +74,30 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
             placeholders={**ctx.environ, **(parse_params(getattr(args, "params", None)) or {})})
     finally:
         bar.close()
+
+
+def capture_live_catalog(configs: Sequence[LoadedConfig], args: argparse.Namespace,
+                         ctx: Context) -> list[CatalogSource]:
+    """The source catalog of every source the configs name (`rivet-ci facts`). Each source is
+    also named by the config's own spelling of it, read from the file without the environment
+    (so no secret is part of it), which is how configs planned without the secrets find it."""
+    from rivet_ci.adapters.files import PathResolver, load_config_file
+    from rivet_ci.adapters.preflight.catalog import capture_catalog
+
+    resolver = PathResolver(ctx.cwd)
+    params = parse_params(getattr(args, "params", None))
+    written = [load_config_file(ctx.cwd / c.path, root=resolver, environ={}, params=params).source
+               for c in configs]
+    sources, warnings = capture_catalog(
+        list(zip(configs, written, strict=True)), options=preflight_options(args),
+        environ=ctx.environ, source_url_override=args.source_url,
+        schemas=tuple(args.catalog_schemas or ()), redact=ctx.redact)
+    for warning in warnings:
+        ctx.stderr.write(f"warning: {warning}\n")
+    relations = sum(len(s.relations) for s in sources)
+    ctx.stderr.write(f"rivet-ci: catalogued {relations} relation(s) of "
+                     f"{len(sources)} source(s)\n")
+    return sources
 
 
 def with_state_history(facts: FactsFile | None, configs: Sequence[LoadedConfig],

@@ -299,6 +299,11 @@ class RecyclingSession:
     def query_min_max(self, target: Target) -> MinMax:
         return self._run(lambda conn: query_min_max(conn, target))
 
+    def read(self, probe: Callable[[sa.Connection], T]) -> T:
+        """Run one catalog read under this session's safety (read-only transaction, statement
+        timeout, recovery), as every probe is (`rivet_ci.adapters.preflight.catalog`)."""
+        return self._run(probe)
+
     def _run(self, probe: Callable[[sa.Connection], T]) -> T:
         if self.broken:
             raise BrokenSessionError

@@ -100,6 +100,10 @@ class SQLiteSession:
     def small(self) -> bool:
         return self._pages <= COUNT_PAGE_BOUND
 
+    def read(self, probe: Callable[[sa.Connection], T]) -> T:
+        """Run one catalog read under this session's deadline (read-only file)."""
+        return self._run(probe)
+
     def _run(self, probe: Callable[[sa.Connection], T]) -> T:
         raw = cast(sqlite3.Connection, self._conn.connection.dbapi_connection)
         deadline = time.monotonic() + self._options.statement_timeout_s

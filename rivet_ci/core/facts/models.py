@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rivet_ci.core.common.limits import I64_MAX
+from rivet_ci.core.facts.catalog_models import CatalogSource
 from rivet_ci.core.facts.history import RunRecord
 
 FACTS_FORMAT = "rivet-ci-facts/1"
@@ -110,6 +111,9 @@ class FactsFile(BaseModel):
     captured_at: datetime | None = None
     exports: dict[str, ExportFacts] = Field(default_factory=dict)
     configs: dict[str, ConfigFacts] = Field(default_factory=dict)
+    # The catalog of every source the configs name (docs/facts.md#the-source-catalog): exports
+    # without an entry of their own are planned from it.
+    catalog: list[CatalogSource] = Field(default_factory=list)
 
     def for_export(self, config_path: str, export_name: str) -> ExportFacts | None:
         """The entry for an export: the config's own section wins over the top level."""

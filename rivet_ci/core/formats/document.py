@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from rivet_ci import RIVET_VERSION
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.models import Environment, SourceConfig, SourceType, Strategy
+from rivet_ci.core.facts.catalog import FactsProvenance
 from rivet_ci.core.formats.rivet_artifact import ResolvedPlanMemo, resolved_plan, source_block
 from rivet_ci.core.plan.diagnostics import PREFLIGHT_FAILED_VERDICT
 from rivet_ci.core.plan.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the format's types only: `plan_format` is imported when a p
         DiagnosticsJSON,
         EmptyJSON,
         ExportJSON,
+        FactsProvenanceJSON,
         HistoryJSON,
         PlanDocumentJSON,
         PrioritizationJSON,
@@ -93,6 +95,19 @@ def recommendation_json(rec: ExportRecommendation) -> RecommendationJSON:
             "isolate_on_source": r["isolate_on_source"], "reasons": reasons}
 
 
+def provenance_json(provenance: FactsProvenance) -> FactsProvenanceJSON:
+    """Where an export's facts came from (`diagnostics.facts`)."""
+    p = provenance.__dict__
+    out: FactsProvenanceJSON = {"origin": p["facts"], "inputs": p["inputs"]}
+    if p["relation"] is not None:
+        out["relation"] = p["relation"]
+    if p["captured_at"] is not None:
+        out["captured_at"] = p["captured_at"].isoformat().replace("+00:00", "Z")
+    if p["why_unknown"] is not None:
+        out["why_unknown"] = p["why_unknown"]
+    return out
+
+
 def export_json(export: PlannedExport, campaign: Campaign | None, *,
                 source: SourceConfig | None = None, source_json: SourceBlockJSON | None = None,
                 day: str = "", memo: ResolvedPlanMemo | None = None,
@@ -126,6 +141,9 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
         diagnostics["preflight_error"] = e["preflight_error"]
     if e["notes"]:
         diagnostics["notes"] = list(e["notes"])
+    provenance = e.get("facts_provenance")
+    if provenance is not None:
+        diagnostics["facts"] = provenance_json(provenance)
     prioritization: PrioritizationJSON = {
         "export_recommendation": recommendation_json(e["recommendation"])}
     if campaign is not None:

@@ -193,6 +193,37 @@ class DiagnosticsJSON(TypedDict):
     recommended_profile: NotRequired[str]
     preflight_error: NotRequired[str]
     notes: NotRequired[list[str]]
+    facts: NotRequired[FactsProvenanceJSON]  # absent in a plan read back without it
+
+
+FactsFromJSON = Literal["export", "catalog", "none"]
+InputFromJSON = Literal["export", "catalog", "catalog-table-count", "unknown"]
+
+
+@with_config(_CLOSED)
+class FactsInputsJSON(TypedDict):
+    row_estimate: InputFromJSON
+    avg_row_bytes: InputFromJSON
+    plan_uses_index: InputFromJSON
+    range: InputFromJSON
+    max_connections: InputFromJSON
+    table_keys: InputFromJSON
+    history: InputFromJSON
+
+
+@with_config(_CLOSED)
+class FactsProvenanceJSON(TypedDict):
+    """Where the export's facts came from (docs/facts.md#provenance)."""
+
+    # `export`: its own entry of the facts file (or live preflight); `catalog`: derived from
+    # the source catalog; `none`: no facts (unknown cost). Per input, `catalog-table-count`: the
+    # row estimate is the table's catalog count, where rivet would have EXPLAINed a filtered
+    # query; `unknown`: not known.
+    origin: FactsFromJSON
+    inputs: FactsInputsJSON
+    relation: NotRequired[str]  # the catalogued relation (`schema.name`) derived from
+    captured_at: NotRequired[str]  # when that catalog was captured (RFC 3339)
+    why_unknown: NotRequired[str]  # no facts: why
 
 
 @with_config(_CLOSED)

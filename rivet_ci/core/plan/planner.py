@@ -16,6 +16,7 @@ from rivet_ci.core.common.fast_model import maker
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.loader import LoadedConfig
 from rivet_ci.core.config.models import ExportConfig, SourceConfig, Strategy
+from rivet_ci.core.facts.catalog import FactsProvenance, derive_from_catalog, provenance_of
 from rivet_ci.core.facts.history import HistorySummary, summarize_history
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.plan.campaign import build_campaign
@@ -43,6 +44,8 @@ class PlannedExport(BaseModel):
     preflight_error: str | None = None
     notes: tuple[str, ...] = ()
     config: ExportConfig | None = None  # the export as configured (None when read from JSON)
+    # Where the export's facts came from, input by input (None: read back from JSON without it)
+    facts_provenance: FactsProvenance | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -112,6 +115,13 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     for export in loaded.exports:
         name = export.name
         entry = facts.for_export(path, name) if facts is not None else None
+        provenance = None
+        if facts is not None:
+            if entry is None and facts.catalog:
+                # No entry of its own (an export the base never had): from the catalog.
+                entry, provenance = derive_from_catalog(export, source, facts.catalog)
+            else:
+                provenance = provenance_of(entry, "export", range_column=export.range_column)
         try:
             signals = derive_signals(export, entry, source_type=source_type, now=now,
                                      mongo_page_size=page_size)
@@ -123,6 +133,8 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         notes = signals.notes
         if entry is None:
             history, preflight_error = None, no_facts
+            if provenance is not None and provenance.why_unknown:
+                preflight_error = f"{no_facts}: {provenance.why_unknown}"
         else:
             runs = entry.history
             history = summarize_history(runs) if runs else None
@@ -136,6 +148,7 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
             "mode": export.mode, "strategy": signals.strategy, "signals": signals,
             "history": history, "recommendation": recommendation,
             "preflight_error": preflight_error, "notes": notes, "config": export,
+            "facts_provenance": provenance,
         })
     campaign: Campaign | None = None
     if recommendations:
