@@ -23,6 +23,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.config.models import ExportConfig, SourceConfig
 from rivet_ci.core.facts.catalog_models import (
     STORED_KINDS,
@@ -232,8 +233,11 @@ def _provenance(facts: FactsFrom, inputs: tuple[InputFrom, ...], relation: str |
                 captured_at: datetime | None, why_unknown: str | None) -> FactsProvenance:
     # A plan of 10,000 exports from per-export facts meets a handful of distinct provenances:
     # each is built once (frozen, so shared).
-    return FactsProvenance(facts=facts, inputs=dict(zip(PROVENANCE_INPUTS, inputs, strict=True)),
-                           relation=relation, captured_at=captured_at, why_unknown=why_unknown)
+    # Built from values of the fields' types, without validation (`fast_model.construct`): a
+    # `plan` run validates only untrusted input (tests/test_model_build.py).
+    return construct(FactsProvenance, {
+        "facts": facts, "inputs": dict(zip(PROVENANCE_INPUTS, inputs, strict=True)),
+        "relation": relation, "captured_at": captured_at, "why_unknown": why_unknown})
 
 
 # --- deriving an export's facts ----------------------------------------------------------------
