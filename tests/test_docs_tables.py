@@ -86,12 +86,15 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
     ("### Column facts (`ColumnFacts`)", "ColumnFacts"),
     ("### Table facts (`TableFacts`", "TableFacts"),
     ("### Run (`history[]`)", "RunRecord"),
+    ("### `catalog[]` (a source, `CatalogSource`)", "CatalogSource"),
+    ("### Relation (`CatalogRelation`)", "CatalogRelation"),
 ])
 def test_the_facts_tables_list_every_key_of_the_model_in_order(heading: str, model: str) -> None:
-    from rivet_ci.core.facts import history
+    from rivet_ci.core.facts import catalog_models, history
     from rivet_ci.core.facts import models as facts
 
-    cls = getattr(facts, model, None) or getattr(history, model)
+    cls = (getattr(facts, model, None) or getattr(catalog_models, model, None)
+           or getattr(history, model))
     text = (REPO / "docs" / "facts.md").read_text(encoding="utf-8")
     documented = [key for row in _table_after(text, heading)
                   for key in re.findall(r"`([a-z_]+)`", row[0])]

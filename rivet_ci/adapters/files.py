@@ -5,6 +5,7 @@ Unreadable files become problems (never exceptions), so one broken file never hi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.loader import LoadedConfig, load_config_text, looks_like_config
 from rivet_ci.core.facts.loader import is_facts_document, load_facts_text
 from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
 
 CONFIG_SUFFIXES = (".yaml", ".yml")
 
@@ -216,11 +218,40 @@ def load_config_file(path: Path, *, root: Path | PathResolver, environ: Mapping[
                             query_file_exists=query_file_exists)
 
 
+MAX_ARTIFACT_FILES = 10_000
+
+
 def load_facts_file(path: Path, *, root: Path) -> tuple[FactsFile | None, list[Problem]]:
+    """A facts file, or a directory of rivet plan artifacts (`*.json`, see
+    `rivet_ci.core.facts.rivet_artifacts`)."""
     shown = display_path(path, root)
+    if path.is_dir():
+        return load_artifact_dir(path, root=root)
     try:
         text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return None, [Problem(file=shown, message=f"cannot read facts file: {reason}")]
     return load_facts_text(shown, text)
+
+
+def load_artifact_dir(path: Path, *, root: Path) -> tuple[FactsFile | None, list[Problem]]:
+    """Facts from every `*.json` rivet plan artifact directly in `path` (name order)."""
+    shown = display_path(path, root)
+    files = sorted(p for p in path.glob("*.json") if p.is_file() and not p.is_symlink())
+    if not files:
+        return None, [Problem(file=shown, message="no rivet plan artifacts (*.json) in this "
+                                                  "directory")]
+    if len(files) > MAX_ARTIFACT_FILES:
+        return None, [Problem(file=shown, message=f"more than {MAX_ARTIFACT_FILES} files")]
+    documents: list[tuple[str, object]] = []
+    problems: list[Problem] = []
+    for file in files:
+        name = display_path(file, root)
+        try:
+            documents.append((name, json.loads(read_text(file))))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            problems.append(Problem(file=name, message=f"cannot read rivet plan artifact: "
+                                                       f"{type(exc).__name__}"))
+    facts, more = facts_from_artifacts(documents)
+    return (facts if facts.exports else None), [*problems, *more]

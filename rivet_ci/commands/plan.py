@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(hidden and virtual-env directories skipped)")
     p.add_argument("--facts", type=Path, metavar="FILE",
                    help="facts file (rivet-ci-facts/1, JSON or YAML) captured by "
-                        "`rivet-ci facts` (default: none — low confidence)")
+                        "`rivet-ci facts`, or a directory of rivet plan artifacts "
+                        "(default: none — low confidence)")
     p.add_argument("--export", action="append", metavar="NAME", dest="exports",
                    help="print only this export, planned with its whole campaign "
                         "(repeatable; default: every export)")

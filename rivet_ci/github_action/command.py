@@ -14,12 +14,15 @@ the facts file, URL files, state databases and template dir are read from the ba
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from rivet_ci.adapters.files import load_facts_file
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.github.comments import (
     Behaviour,
@@ -42,6 +45,7 @@ from rivet_ci.core.common.text import plural
 from rivet_ci.core.config.loader import LoadedConfig
 from rivet_ci.core.facts.loader import load_facts_text
 from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
 from rivet_ci.core.formats.document import COMPACT, INDENTED, Layout, dump_json
 from rivet_ci.core.formats.rivet_artifact import rivet_document
 from rivet_ci.core.gate.diff import Finding, PlanDiff
@@ -104,16 +108,23 @@ def is_record(event: dict[str, Any], settings: ActionSettings) -> bool:
 
 
 def load_facts(settings: ActionSettings, trusted: TrustedFiles,
+               event: Mapping[str, Any] | None = None, ctx: Context | None = None,
                ) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
-    """The facts file from the trusted side (the base revision, or the workflow's own file).
+    """The facts file from the trusted side (the base revision, or the workflow's own file),
+    or the trusted facts artifact of the default branch (`facts-artifact`).
 
     A facts file only the pull request has is not used (`trusted` records the finding).
     """
+    if settings.facts_artifact is not None:
+        return load_artifact_facts(settings, event or {}, ctx)
     path = settings.facts_path
     if path is None:
         return None, [], FactsOrigin(kind="none")
     shown = settings.for_output(path)
     data = trusted.read_file(path, "facts")
+    if data is None and (artifacts := load_artifact_dir_facts(settings, trusted, path,
+                                                              shown)) is not None:
+        return artifacts
     if data is None:
         if any(f.kind == "facts-changed-in-pr" for f in trusted.findings):
             return None, [], FactsOrigin(kind="none")  # only the PR has it: not used
@@ -126,6 +137,71 @@ def load_facts(settings: ActionSettings, trusted: TrustedFiles,
     if facts is None:  # cannot be read or parsed: a setup error, never a config error of base
         raise_facts_error(problems)
     return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+
+
+def load_artifact_dir_facts(settings: ActionSettings, trusted: TrustedFiles, path: Path,
+                            shown: str) -> tuple[FactsFile | None, list[Problem],
+                                                 FactsOrigin] | None:
+    """`facts` naming a directory of rivet plan artifacts (`*.json` directly in it), read from
+    the trusted side like a facts file: the base revision's, or the workflow's own untracked
+    directory. None when `path` is no such directory."""
+    files = trusted.read_dir(path, "facts")
+    problems: list[Problem] = []
+    if files is None:
+        if not path.is_dir():
+            return None
+        facts, problems = load_facts_file(path, root=settings.workspace)
+    else:
+        documents: list[tuple[str, object]] = []
+        for name, blob in sorted(files.items()):
+            if "/" in name or not name.endswith(".json"):
+                continue
+            try:
+                documents.append((f"{shown}/{name}", json.loads(blob.decode("utf-8"))))
+            except (UnicodeDecodeError, ValueError) as exc:
+                problems.append(Problem(file=f"{shown}/{name}", message=f"cannot read rivet "
+                                        f"plan artifact: {type(exc).__name__}"))
+        if not documents and not problems:
+            return None
+        found, more = facts_from_artifacts(documents)
+        facts, problems = (found if found.exports else None), [*problems, *more]
+    if facts is None:
+        raise_facts_error(problems)
+    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+
+
+def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
+                        ctx: Context | None) -> tuple[FactsFile | None, list[Problem],
+                                                      FactsOrigin]:
+    """The facts of the newest trusted artifact (`rivet_ci.adapters.github.artifacts`): only a
+    schedule, manual or push run of the default branch of this repository can have made it, so
+    nothing a pull request uploads or commits is used. None usable is a setup error."""
+    from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
+
+    name = settings.facts_artifact or ""
+    if settings.github_token is None:
+        raise UsageError("facts-artifact: needs `github-token` (with `actions: read`)")
+    repository = event.get("repository")
+    default_branch = repository.get("default_branch") if isinstance(repository, dict) else None
+    if not isinstance(default_branch, str) or not default_branch:
+        raise UsageError("facts-artifact: the event payload names no "
+                         "`repository.default_branch`")
+    client = GitHubClient(api_url=settings.api_url,
+                          token=settings.github_token.get_secret_value())
+    try:
+        artifact = fetch_trusted_facts(client, repo=settings.repository, name=name,
+                                       default_branch=default_branch,
+                                       workflow=settings.facts_workflow)
+    except (FactsArtifactError, GitHubError) as exc:
+        raise UsageError(f"facts-artifact: {exc}") from None
+    if ctx is not None:
+        for reason in artifact.skipped[:10]:
+            ctx.stdout.write(f"::notice title=rivet-ci facts::not used: {escape_data(reason)}\n")
+    facts, problems = load_facts_text(artifact.shown, artifact.text)
+    if facts is None:
+        raise_facts_error(problems)
+    captured = facts.captured_at or artifact.created_at
+    return facts, problems, FactsOrigin(kind="file", path=artifact.shown, captured_at=captured)
 
 
 def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) -> Path:
@@ -211,7 +287,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     trusted = TrustedFiles(repo, settings.workspace, trusted=base_sha,
                            fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
                            head=head_sha, rule=rule)
-    facts, facts_problems, origin = load_facts(settings, trusted)
+    facts, facts_problems, origin = load_facts(settings, trusted, event, ctx)
+    captured = origin.captured_at
+    if captured is not None and captured.tzinfo is None:
+        captured = captured.replace(tzinfo=UTC)  # a hand-written time without a zone
+    if captured is not None and ctx.now() - captured > settings.facts_max_age_delta:
+        ctx.stdout.write(f"::warning title=rivet-ci facts::{escape_data(origin.path or 'facts')} "
+                         f"captured {captured.isoformat()} are older than "
+                         f"facts-max-age ({settings.facts_max_age}): recapture them\n")
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
     redact = ctx.redact  # the output boundary's: every credential learnt is added to it
     redact.add(state_url)
@@ -345,7 +428,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 template_files=template_files,
                 previous_body=lambda: previous_comment(settings, number, ctx, budget),
                 docs_at=docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
-                                 ctx.environ.get("GITHUB_ACTION_REF"))),
+                                 ctx.environ.get("GITHUB_ACTION_REF")),
+                facts_max_age=settings.facts_max_age_delta),
             on_document=write_document)
     pr, gate, bodies = report.pr, report.gate, report.bodies
     assert bodies is not None

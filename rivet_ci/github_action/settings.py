@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +65,9 @@ _INPUTS: dict[str, str] = {
     "rivet_compatible_artifact": "rivet-compatible-artifact",
     "cache_dir": "cache-dir",
     "github_timeout": "github-timeout",
+    "facts_artifact": "facts-artifact",
+    "facts_workflow": "facts-workflow",
+    "facts_max_age": "facts-max-age",
 }
 # Field name -> the variable GitHub sets for every step.
 _GITHUB_VARIABLES: dict[str, str] = {
@@ -144,6 +148,12 @@ class ActionSettings(BaseModel):
     plan_json: Literal["compact", "indented"] = "compact"
     # Seconds for all the run's GitHub calls together (the overall deadline, docs/security.md).
     github_timeout: int = Field(default=300, ge=1, le=3600)
+    # The trusted facts: the newest artifact of this name that a schedule/manual/push run of
+    # the default branch uploaded (adapters/github/artifacts.py), optionally of this workflow.
+    facts_artifact: str | None = Field(default=None, pattern=r"^[^\x00-\x1f/\\:<>|*?\"]{1,256}$")
+    facts_workflow: str | None = Field(default=None, pattern=r"^\.github/workflows/[^\x00-\x1f]+$")
+    # Facts captured longer ago than this are shown as stale: `36h`, `7d` (default).
+    facts_max_age: str = Field(default="7d", pattern=r"^\d{1,5}[hd]$")
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str
@@ -278,6 +288,12 @@ class ActionSettings(BaseModel):
         return None if self.facts is None else self.workspace / self.facts
 
     @property
+    def facts_max_age_delta(self) -> timedelta:
+        """`facts-max-age` as a duration."""
+        amount, unit = int(self.facts_max_age[:-1]), self.facts_max_age[-1]
+        return timedelta(hours=amount) if unit == "h" else timedelta(days=amount)
+
+    @property
     def comment_path(self) -> Path:
         """Where to write the rendered comment: beside the plan, named after the gate id.
 
@@ -335,6 +351,10 @@ class ActionSettings(BaseModel):
                 problems.append(f"fail-on: {exc}")
         if raw.get("live") in ("true", "True", "TRUE") and "facts" in raw:
             problems.append("live: set either `facts` or `live: true`, not both")
+        if "facts_artifact" in raw and ("facts" in raw or raw.get("live") in (
+                "true", "True", "TRUE")):
+            problems.append("facts-artifact: set one of `facts`, `facts-artifact` and "
+                            "`live: true`")
         try:
             settings = cls.model_validate(raw)
         except ValidationError as exc:

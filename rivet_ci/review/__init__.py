@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rivet_ci import __version__
@@ -95,6 +95,8 @@ class CommentOptions:
     previous_body: Callable[[], str | None] = lambda: None
     # The ref of rivet-ci's repository the doc links point at (`comment.docs_ref`).
     docs_at: str | None = None
+    # Facts captured longer ago than this are shown as stale (None: never).
+    facts_max_age: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,8 @@ def review_pull_request(
         return report
     bodies = render_comments(
         pr, gate, gate_id=comment.gate_id, timestamp=report.timestamp,
-        facts_text=facts_description(pr.head.facts, report.now), run_url=comment.run_url,
+        facts_text=facts_description(pr.head.facts, report.now, max_age=comment.facts_max_age),
+        run_url=comment.run_url,
         now=report.now, links=comment.links(pr.head_sha), template_dir=comment.template_dir,
         template_files=comment.template_files, previous_body=comment.previous_body(),
         hint=comment.hint, waiver_in_pr=policy.waiver_in_pr, redact=redact,

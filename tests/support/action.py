@@ -80,7 +80,7 @@ def event(ws: Workspace, head_sha: str, *, fork: bool = False) -> dict[str, Any]
     head_repo = {"id": 2, "name": "warehouse", "full_name": f"{owner}/warehouse",
                  "fork": fork, "owner": {"login": owner, "type": "User"}}
     base_repo = {"id": 1, "name": "warehouse", "full_name": REPO, "fork": False,
-                 "owner": {"login": "acme", "type": "Organization"}}
+                 "default_branch": "main", "owner": {"login": "acme", "type": "Organization"}}
     return {
         "action": "synchronize",
         "number": PR,

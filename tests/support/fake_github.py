@@ -17,6 +17,12 @@ on it:
   ``Retry-After``, 403 with ``x-ratelimit-remaining: 0`` and ``x-ratelimit-reset``.
 * ``GET /repos/{r}/commits/{sha}/pulls`` finds nothing for a commit that only exists in a
   fork, as observed on github.com; ``GET /repos/{r}/pulls?head=owner:branch`` finds it.
+* Actions artifacts as GitHub's REST docs describe them: ``GET /repos/{r}/actions/artifacts``
+  (``name`` filter, newest first, ``{"total_count", "artifacts"}`` pages with ``workflow_run``),
+  ``GET /repos/{r}/actions/runs/{id}`` and ``GET /repos/{r}/actions/artifacts/{id}/zip``, which
+  answers ``302`` with a short-lived URL on another host (here ``localhost`` instead of
+  ``127.0.0.1``) that refuses a request carrying an ``Authorization`` header, as blob storage
+  does.
 
 Every request is recorded in ``fake.requests`` for assertions. Use as a context manager::
 
@@ -87,6 +93,29 @@ class _Pull:
 
 
 @dataclass
+class _Run:
+    id: int
+    repo: str
+    event: str
+    head_branch: str
+    head_sha: str
+    head_repo: str
+    path: str
+    conclusion: str
+
+
+@dataclass
+class _Artifact:
+    id: int
+    repo: str
+    name: str
+    run_id: int
+    data: bytes
+    created_at: str
+    expired: bool
+
+
+@dataclass
 class _Call:
     params: dict[str, str]
     query: dict[str, str]
@@ -120,6 +149,9 @@ class FakeGitHub:
         self._pulls: dict[tuple[str, int], _Pull] = {}
         self._comments: dict[int, dict[str, Any]] = {}
         self._faults: list[_Fault] = []
+        self._runs: dict[int, _Run] = {}
+        self._artifacts: dict[int, _Artifact] = {}
+        self._blobs: dict[str, bytes] = {}
         self._next_id = 1_000_000
         self._remaining: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -183,6 +215,35 @@ class FakeGitHub:
         with self._lock:
             self._repo_id(repo)
             self._pulls[(repo, number)] = pull
+
+    def add_workflow_run(self, repo: str, *, event: str, head_branch: str, head_sha: str,
+                         head_repo: str | None = None, path: str = ".github/workflows/x.yml",
+                         conclusion: str = "success") -> int:
+        with self._lock:
+            self._next_id += 1
+            self._runs[self._next_id] = _Run(self._next_id, repo, event, head_branch, head_sha,
+                                             head_repo or repo, path, conclusion)
+            return self._next_id
+
+    def add_artifact(self, repo: str, *, name: str, run_id: int, files: dict[str, str],
+                     created_at: str | None = None, expired: bool = False) -> int:
+        """An artifact of a workflow run: `files` zipped, as upload-artifact stores them."""
+        import io
+        import zipfile
+
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for member, text in files.items():
+                zf.writestr(member, text)
+        with self._lock:
+            self._next_id += 1
+            self._artifacts[self._next_id] = _Artifact(
+                self._next_id, repo, name, run_id, buffer.getvalue(),
+                created_at or self._now(), expired)
+            return self._next_id
+
+    def blob_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.startswith("/_blobs/")]
 
     def set_head(self, repo: str, number: int, head_sha: str) -> None:
         """Simulate a push to the pull request's branch."""
@@ -248,6 +309,22 @@ class FakeGitHub:
             route = parts.path[len(self.prefix) :]
             if self.prefix and not parts.path.startswith(self.prefix + "/"):
                 route = "\0"  # outside the API root: nothing matches
+            if parts.path.startswith("/_blobs/"):  # the storage host the archive URL points to
+                self.requests.append(Recorded(handler.command, parts.path, query, headers, body))
+                blob = self._blobs.pop(parts.path, None)  # a URL works once, like a SAS URL
+                if "authorization" in headers:
+                    status, blob_body = 400, b"Authentication information is not given in the "
+                    blob_body += b"correct format."
+                elif blob is None or handler.command != "GET":
+                    status, blob_body = 404, b"The specified blob does not exist."
+                else:
+                    status, blob_body = 200, blob
+                handler.send_response(status)
+                handler.send_header("content-type", "application/zip")
+                handler.send_header("content-length", str(len(blob_body)))
+                handler.end_headers()
+                handler.wfile.write(blob_body)
+                return
             self.requests.append(Recorded(handler.command, route, query, headers, body))
             token_key = _token_of(headers.get("authorization", ""))
             try:
@@ -311,9 +388,61 @@ class FakeGitHub:
             ("GET", repo + r"/pulls/(?P<number>\d+)", self._get_pull),
             ("GET", repo + r"/pulls", self._list_pulls),
             ("GET", repo + r"/commits/(?P<sha>[0-9a-fA-F]+)/pulls", self._commit_pulls),
+            ("GET", repo + r"/actions/artifacts", self._list_artifacts),
+            ("GET", repo + r"/actions/artifacts/(?P<id>\d+)/zip", self._download_artifact),
+            ("GET", repo + r"/actions/runs/(?P<id>\d+)", self._get_run),
         ]
 
     # -- endpoints -------------------------------------------------------------------
+
+    def _artifact_json(self, artifact: _Artifact) -> dict[str, Any]:
+        run = self._runs[artifact.run_id]
+        base = f"{self.url}/repos/{artifact.repo}/actions/artifacts/{artifact.id}"
+        return {
+            "id": artifact.id, "node_id": f"MDg6QXJ0aWZhY3Q{artifact.id}", "name": artifact.name,
+            "size_in_bytes": len(artifact.data), "url": base,
+            "archive_download_url": f"{base}/zip", "expired": artifact.expired,
+            "created_at": artifact.created_at, "updated_at": artifact.created_at,
+            "expires_at": artifact.created_at.replace(artifact.created_at[:4],
+                                                      str(int(artifact.created_at[:4]) + 1), 1),
+            "workflow_run": {"id": run.id, "repository_id": self._repo_id(run.repo),
+                             "head_repository_id": self._repo_id(run.head_repo),
+                             "head_branch": run.head_branch, "head_sha": run.head_sha},
+        }
+
+    def _list_artifacts(self, call: _Call) -> _Reply:
+        repo = call.params["repo"]
+        name = call.query.get("name")
+        items = sorted((a for a in self._artifacts.values()
+                        if a.repo == repo and (name is None or a.name == name)),
+                       key=lambda a: (a.created_at, a.id), reverse=True)
+        status, headers, chunk = self._paginate(
+            [self._artifact_json(a) for a in items], call.query,
+            f"/repositories/{self._repo_id(repo)}/actions/artifacts")
+        return status, headers, {"total_count": len(items), "artifacts": chunk}
+
+    def _download_artifact(self, call: _Call) -> _Reply:
+        artifact = self._artifacts.get(int(call.params["id"]))
+        if artifact is None or artifact.repo != call.params["repo"]:
+            return _error(404, "Not Found", "actions/artifacts#download-an-artifact")
+        if artifact.expired:
+            return _error(410, "Artifact has expired", "actions/artifacts#download-an-artifact")
+        key = f"/_blobs/{artifact.id}-{len(self._blobs)}-{self._next_id}"
+        self._blobs[key] = artifact.data
+        port = self.root.rsplit(":", 1)[1]
+        return 302, {"location": f"http://localhost:{port}{key}?sv=2024&sig=FakeSas"}, None
+
+    def _get_run(self, call: _Call) -> _Reply:
+        run = self._runs.get(int(call.params["id"]))
+        if run is None or run.repo != call.params["repo"]:
+            return _error(404, "Not Found", "actions/workflow-runs#get-a-workflow-run")
+        return 200, {}, {
+            "id": run.id, "name": run.path.rsplit("/", 1)[-1], "head_branch": run.head_branch,
+            "head_sha": run.head_sha, "path": run.path, "event": run.event,
+            "status": "completed", "conclusion": run.conclusion,
+            "head_repository": {"full_name": run.head_repo, "fork": run.head_repo != run.repo},
+            "repository": {"full_name": run.repo}, "pull_requests": [],
+        }
 
     def _get_user(self, call: _Call) -> _Reply:
         if not call.token.can_read_user:

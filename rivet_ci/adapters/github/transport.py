@@ -333,6 +333,62 @@ class GitHubClient:
 
     # -- plumbing ----------------------------------------------------------------------
 
+    def list_artifacts(self, repo: str, *, name: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """`GET /repos/{repo}/actions/artifacts?name=NAME`, every page (at most `limit`
+        artifacts). GitHub wraps each page in `{"total_count": n, "artifacts": [...]}`."""
+        path = f"/repos/{_repo(repo)}/actions/artifacts"
+        url: str | None = f"{self.api_url}{path}?{urlencode({'name': name, 'per_page': 100})}"
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        while url is not None and url not in seen and len(items) < limit:
+            seen.add(url)
+            response = self._request("GET", url)
+            page = response.json()
+            if not isinstance(page, dict) or not isinstance(page.get("artifacts"), list):
+                self._unexpected("GET", path, "expected an object with `artifacts`")
+            items.extend(a for a in page["artifacts"] if isinstance(a, dict))
+            url = _next_link(response.headers.get("link", ""))
+        return items[:limit]
+
+    def get_workflow_run_json(self, repo: str, run_id: int) -> dict[str, Any]:
+        """`GET /repos/{repo}/actions/runs/{run_id}` as GitHub returns it."""
+        path = f"/repos/{_repo(repo)}/actions/runs/{int(run_id)}"
+        data = self._request("GET", path).json()
+        if not isinstance(data, dict):
+            self._unexpected("GET", path, "expected a JSON object")
+        return data
+
+    def download_artifact(self, repo: str, artifact_id: int, *, max_bytes: int) -> bytes:
+        """The zip archive of an artifact: `GET .../actions/artifacts/{id}/zip` answers 302 with
+        a short-lived URL on another host, which is fetched WITHOUT the token (a redirect
+        within the API's origin is followed as any request). At most `max_bytes`."""
+        path = f"/repos/{_repo(repo)}/actions/artifacts/{int(artifact_id)}/zip"
+        response = self._send("GET", f"{self.api_url}{path}", None)
+        if 200 <= response.status < 300:
+            body = response.body
+        elif response.status in (301, 302, 303, 307, 308) and response.headers.get("location"):
+            body = self._fetch_unauthenticated(response.headers["location"], max_bytes, path)
+        else:
+            self._raise_for("GET", path, response)
+        if len(body) > max_bytes:
+            raise GitHubError(f"the artifact is larger than {max_bytes} bytes", method="GET",
+                              path=path)
+        return body
+
+    def _fetch_unauthenticated(self, url: str, max_bytes: int, path: str) -> bytes:
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise GitHubError("the artifact's download URL is not http(s)", method="GET",
+                              path=path)
+        request = urllib.request.Request(url, headers={"User-Agent": f"rivet-ci/{__version__}"})
+        opener = urllib.request.build_opener(*_handlers(self._watchdog))
+        try:
+            with opener.open(request, timeout=self._timeout) as raw:
+                data: bytes = raw.read(max_bytes + 1)
+        except (OSError, http.client.HTTPException) as exc:
+            raise GitHubUnavailable(f"cannot download the artifact ({exc})", method="GET",
+                                    path=path) from None
+        return data
+
     def _paginate(self, path: str, query: Mapping[str, str] | None = None) -> list[Any]:
         """GET every page by following ``Link: rel="next"`` as GitHub builds it.
 

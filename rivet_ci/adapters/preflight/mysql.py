@@ -70,6 +70,8 @@ _INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "integer"
 _KEYSET_TYPES = _INTEGER_TYPES | frozenset({
     "float", "double", "real", "char", "varchar", "tinytext", "text", "mediumtext", "longtext",
     "timestamp", "datetime", "date", "uuid"})
+# The same sets for the source catalog's listing (`rivet_ci.adapters.preflight.catalog`).
+INTEGER_TYPES, KEYSET_TYPES = _INTEGER_TYPES, _KEYSET_TYPES
 
 
 def fold_identifier(name: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -253,6 +253,8 @@ class CommentView(BaseModel):
     full_report_hint: str  # a Markdown fragment the shell built (paths as code spans)
     waiver_in_pr: str = "block"
     waiver_problems: tuple[str, ...] = ()  # waiver lines or files that could not be used
+    # New exports of unknown cost (no facts) not already listed as blocking.
+    unplanned_cost: tuple[FindingLine, ...] = ()
     rivet_version: str = RIVET_VERSION  # the rivet release modelled, in the footer
     renames: tuple[RenameLine, ...] = ()
 
@@ -268,7 +270,8 @@ class CommentView(BaseModel):
             "show_details": details and bool(kept), "details_cut": not details and bool(kept)})
 
 
-def facts_description(origin: FactsOrigin, now: datetime) -> str:
+def facts_description(origin: FactsOrigin, now: datetime,
+                      max_age: timedelta | None = None) -> str:
     if origin.kind == "none":
         return "no facts (every export planned with low confidence)"
     if origin.kind == "live":
@@ -278,6 +281,10 @@ def facts_description(origin: FactsOrigin, now: datetime) -> str:
         return f"{where} (capture time unknown)"
     age_h = max((now - origin.captured_at).total_seconds(), 0) / 3600
     age = f"{age_h:.0f} h" if age_h < 48 else f"{age_h / 24:.0f} days"
+    if max_age is not None and now - origin.captured_at > max_age:
+        limit = max_age.total_seconds() / 3600
+        shown = f"{limit:.0f} h" if limit < 48 else f"{limit / 24:.0f} days"
+        return f"{where}, captured {age} ago — ⚠️ stale (older than {shown}): recapture the facts"
     return f"{where}, captured {age} ago"
 
 
@@ -427,6 +434,13 @@ def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
     latest: ExportRecommendation | None = h or b
     assert latest is not None  # a change always has one side
     key = (change.config_path, change.export_name)
+    why = why_parts(change, link)
+    if change.cost_unknown_head:
+        why = (*why, WhyPart(kind="text",
+                             text=f"cost unknown: {change.cost_unknown_why or 'no facts'}"))
+    elif change.catalog_relation is not None and change.status != "unchanged":
+        why = (*why, WhyPart(kind="text", text=f"costed from the catalog of "
+                                               f"{change.catalog_relation}"))
     # Every field comes from validated models: construct without re-validating (3,000 rows).
     return ChangedRow.model_construct(
         export_name=change.export_name, file=change.config_path, line=change.line,
@@ -437,7 +451,7 @@ def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
         cost_base=b.cost_class if b else None, cost_head=h.cost_class if h else None,
         wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
         blocking=key in blocking, waived=key in waived and key not in blocking,
-        why=why_parts(change, link), reasons=latest.reasons,
+        why=why, reasons=latest.reasons,
     )
 
 
@@ -541,6 +555,8 @@ def build_comment_view(
     problems = [ProblemLine(text=f.message, status=f.status) for f in diff.findings
                 if f.kind in PROBLEM_KINDS and id(f) not in blocking_ids]
     warnings = [_warning_line(w) for w in diff.warnings if w.changed]
+    unplanned = [_finding_line(f, link, hints) for f in diff.findings
+                 if f.kind == "unplanned-cost" and f.status == "new" and id(f) not in blocking_ids]
     low = sorted({c.export_name for c in diff.changed_exports
                   if c.low_confidence in ("new", "pre-existing")})
     counts = {
@@ -556,6 +572,8 @@ def build_comment_view(
         "errors": sum(1 for f in diff.findings if f.kind in PROBLEM_KINDS and f.status == "new"),
         "blocking": len(gate.blocking),
         "waived": len(gate.waived),
+        "unplanned_cost": sum(1 for f in diff.findings
+                              if f.kind == "unplanned-cost" and f.status == "new"),
     }
     return CommentView(
         gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
@@ -572,6 +590,7 @@ def build_comment_view(
         base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
         rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
         waiver_problems=waiver_problems[:MAX_LISTED], renames=tuple(renames[:MAX_LISTED]),
+        unplanned_cost=tuple(unplanned[:MAX_LISTED]),
     )
 
 
@@ -637,6 +656,8 @@ def headline(passed: bool, counts: dict[str, int],
         parts.append(f"{plural(counts['unknown_warnings'], 'campaign warning')} unknown")
     if counts["errors"]:
         parts.append(plural(counts["errors"], "new config error"))
+    if counts.get("unplanned_cost"):
+        parts.append(f"{plural(counts['unplanned_cost'], 'export')} of unknown cost (no facts)")
     if counts.get("waived"):
         parts.append(f"{plural(counts['waived'], 'finding')} waived")
     verdict = ("✅ gate passed" if passed

@@ -33,6 +33,7 @@ from rivet_ci.core.facts.catalog_models import (
     Engine,
 )
 from rivet_ci.core.facts.models import ColumnFacts, ExportFacts, TableFacts
+from rivet_ci.core.facts.probe_rules import QUERY_RANGE_SKIPPED
 
 # --- identifying a source without secrets ------------------------------------------------------
 
@@ -270,7 +271,8 @@ def derive_from_catalog(export: ExportConfig, source: SourceConfig | None,
         return Derived(None, provenance_of(None, "none", range_column=None, captured_at=when,
                                            why_unknown=why))
     found = entry.relation(table.schema, table.name)
-    shown = f"{table.schema}.{table.name}" if table.schema else table.name
+    qualifier = table.schema or entry.default_schema
+    shown = f"{qualifier}.{table.name}" if qualifier else table.name
     if found is None:
         why = f"table {shown} is not in the catalog{_day(when)}"
         if entry.schemas and (table.schema or entry.default_schema) not in entry.schemas:
@@ -300,15 +302,18 @@ def derive_from_catalog(export: ExportConfig, source: SourceConfig | None,
             notes.append(f"column {wanted} is not in {key}")
         elif column is not None:
             stored = rel.kind in STORED_KINDS
-            observed = stored and column.range_skipped is None and column.min is not None
+            # A query's range is never taken from its table (live preflight never observes
+            # it either: min/max is never run over a query, and a filter narrows it).
+            observed = (stored and export.query is None and column.range_skipped is None
+                        and column.min is not None)
             skipped = None
-            if not observed:
+            if export.query is not None:
+                skipped = QUERY_RANGE_SKIPPED
+            elif not observed:
                 skipped = column.range_skipped or (
                     "the catalog reads the ends of index-leading integer and temporal columns "
                     f"only; {wanted} is not one" if stored else
                     f"{key} is a view: min/max would run its query")
-            if export.query is not None and not observed:
-                skipped = skipped or "min/max is not known for a query"
             columns[wanted] = ColumnFacts(
                 indexed=name in leading, min=column.min if observed else None,
                 max=column.max if observed else None, range_skipped=skipped,

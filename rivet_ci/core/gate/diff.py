@@ -37,6 +37,8 @@ ChangeStatus = Literal["added", "removed", "changed", "unchanged", "not-planned"
 FindingStatus = Literal["new", "pre-existing", "resolved", "unknown"]
 FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolation",
                       "new-warning", "score-drop", "wave-later", "low-confidence",
+                      # An export planned without any facts: its cost is not known.
+                      "unplanned-cost",
                       # A PR changing a file that grades it (rivet_ci.github_action.trust,
                       # docs/security.md).
                       "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
@@ -93,6 +95,12 @@ class ExportChange(BaseModel):
     config_changes: tuple[ConfigChange, ...] = ()
     # `not-planned`: the export is on the base, and its file at head has a config error.
     broken_at: BrokenAt | None = None
+    # Planned without any facts (none of its own, none from the catalog): cost unknown, and why.
+    cost_unknown_base: bool = False
+    cost_unknown_head: bool = False
+    cost_unknown_why: str | None = None
+    # The head was planned from the source catalog (no facts of its own): that relation.
+    catalog_relation: str | None = None
 
     @property
     def score_delta(self) -> int | None:
@@ -110,6 +118,39 @@ class ExportChange(BaseModel):
     def low_confidence(self) -> FindingStatus | None:
         return _status(bool(self.base and self.base.low_confidence),
                        bool(self.head and self.head.low_confidence))
+
+    @property
+    def unplanned_cost(self) -> FindingStatus | None:
+        return _status(self.cost_unknown_base, self.cost_unknown_head)
+
+
+def cost_unknown(export: PlannedExport | None) -> bool:
+    """Planned without any facts: no entry, none from the catalog, or a failed preflight (its
+    provenance says so; a plan read back without one: its verdict)."""
+    if export is None:
+        return False
+    provenance = export.facts_provenance
+    if provenance is not None:
+        return provenance.facts == "none"
+    return export.signals is not None and export.signals.preflight_failed
+
+
+def cost_unknown_why(export: PlannedExport) -> str:
+    """Why an export's cost is unknown (`no facts: table ... is not in the catalog captured
+    2026-11-28`)."""
+    provenance = export.facts_provenance
+    why = (provenance.why_unknown if provenance is not None else None) or export.preflight_error
+    if not why:
+        return "no facts"
+    why = why.removeprefix("no facts for this export: ")
+    return why if why.startswith("no facts") else f"no facts: {why}"
+
+
+def catalog_relation(export: PlannedExport | None) -> str | None:
+    """The catalogued relation an export's facts were derived from (None: not the catalog)."""
+    provenance = export.facts_provenance if export is not None else None
+    return provenance.relation if provenance is not None and provenance.facts == "catalog" \
+        else None
 
 
 WarningKind = Literal["heavy", "shared"]
@@ -382,9 +423,13 @@ def _export_change(
     config_path, name = key
     if before is after and after is not None:
         # One plan shared by both sides (core/plan_reuse.py): nothing inside it can differ.
+        unknown = cost_unknown(after)
         return _UNCHANGED.model_copy(update={
             "export_name": name, "config_path": config_path, "renamed_from": renamed_from,
-            "line": after.line, "base": after.recommendation, "head": after.recommendation})
+            "line": after.line, "base": after.recommendation, "head": after.recommendation,
+            "cost_unknown_base": unknown, "cost_unknown_head": unknown,
+            "cost_unknown_why": cost_unknown_why(after) if unknown else None,
+            "catalog_relation": catalog_relation(after)})
     b = before.recommendation if before else None
     h = after.recommendation if after else None
     status: ChangeStatus
@@ -396,6 +441,12 @@ def _export_change(
         status = "changed" if material_change(b, h) else "unchanged"
     base_kinds = b.reason_kinds if b else ()
     head_kinds = h.reason_kinds if h else ()
+    unknown_base, unknown_head = cost_unknown(before), cost_unknown(after)
+    why = None
+    if unknown_head and after is not None:
+        why = cost_unknown_why(after)
+    elif unknown_base and before is not None:
+        why = cost_unknown_why(before)
     return ExportChange(
         export_name=name, config_path=config_path,
         renamed_from=renamed_from if before is not None else None,
@@ -404,6 +455,8 @@ def _export_change(
         reasons_added=tuple(k for k in head_kinds if k not in base_kinds),
         reasons_removed=tuple(k for k in base_kinds if k not in head_kinds),
         config_changes=config_changes(before, after) if before and after else (),
+        cost_unknown_base=unknown_base, cost_unknown_head=unknown_head, cost_unknown_why=why,
+        catalog_relation=catalog_relation(after),
     )
 
 
@@ -437,7 +490,8 @@ def config_changes(before: PlannedExport, after: PlannedExport) -> tuple[ConfigC
 # Every field set, so a copy equals an ExportChange built field by field.
 _UNCHANGED = ExportChange.model_construct(
     export_name="", config_path="", renamed_from=None, line=None, status="unchanged", base=None,
-    head=None, reasons_added=(), reasons_removed=())
+    head=None, reasons_added=(), reasons_removed=(), cost_unknown_base=False,
+    cost_unknown_head=False, cost_unknown_why=None, catalog_relation=None)
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -584,13 +638,40 @@ def _findings(
         if config.path in unchanged:
             by_export.extend(_unchanged_findings(config))
     by_export.sort(key=lambda item: item[0])
+    heavy = _heavy_members(head)
     for _, found in by_export:
-        out.extend(found)
+        out.extend(_with_group_note(f, heavy) for f in found)
     for w in warnings:
         out.append(Finding(kind="new-warning", status=w.status, message=w.message,
                            file=None if w.scope == REPO_SCOPE else w.scope,
                            source_group=w.group))
     return out
+
+
+def _heavy_members(plan: Plan) -> dict[str, list[str]]:
+    """Per source group, its heavy-cost members at head (every config file)."""
+    out: dict[str, list[str]] = {}
+    for config in plan.configs:
+        for export in config.exports:
+            rec = export.recommendation
+            if rec.source_group is not None and rec.cost_class in HEAVY_COST:
+                out.setdefault(rec.source_group, []).append(rec.export_name)
+    return out
+
+
+def _with_group_note(finding: Finding, heavy: Mapping[str, list[str]]) -> Finding:
+    """A new export of unknown cost joining a group with heavy members says so: whether it
+    collides with them is exactly what cannot be told."""
+    if finding.kind != "unplanned-cost" or finding.status != "new" or not finding.source_group:
+        return finding
+    others = [m for m in heavy.get(finding.source_group, ()) if m != finding.export_name]
+    if not others:
+        return finding
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    note = (f"; it joins source group '{finding.source_group}', which has "
+            f"{len(others)} heavy export{'s' if len(others) != 1 else ''} ({shown}): a "
+            f"collision cannot be ruled out")
+    return finding.model_copy(update={"message": finding.message + note})
 
 
 def _unchanged_findings(
@@ -601,7 +682,8 @@ def _unchanged_findings(
     latest = {e.export_name: e for e in config.exports}  # one change per (path, name)
     for name, export in latest.items():
         rec = export.recommendation
-        if not (rec.isolate_on_source or rec.low_confidence):
+        unknown = cost_unknown(export)
+        if not (rec.isolate_on_source or rec.low_confidence or unknown):
             continue
         where = {"file": config.path, "line": export.line, "export_name": name,
                  "source_group": rec.source_group, "score": rec.priority_score}
@@ -615,6 +697,10 @@ def _unchanged_findings(
             found.append(construct(Finding, {
                 "kind": "low-confidence", "status": "pre-existing", **where,
                 "message": f"{name}: planned on low-confidence metadata"}))
+        if unknown:
+            found.append(construct(Finding, {
+                "kind": "unplanned-cost", "status": "pre-existing", **where,
+                "message": f"{name}: cost unknown — {cost_unknown_why(export)}"}))
         out.append(((config.path, name), found))
     return out
 
@@ -622,7 +708,8 @@ def _unchanged_findings(
 def _export_findings(change: ExportChange) -> list[Finding]:
     name, base, head = change.export_name, change.base, change.head
     if base is head and head is not None and not (head.isolate_on_source
-                                                  or head.low_confidence):
+                                                  or head.low_confidence
+                                                  or change.cost_unknown_head):
         return []  # one recommendation on both sides with nothing to report
     out: list[Finding] = []
     latest = head or base
@@ -639,6 +726,11 @@ def _export_findings(change: ExportChange) -> list[Finding]:
     if low is not None:
         out.append(Finding(kind="low-confidence", status=low, **where,
                            message=f"{name}: planned on low-confidence metadata"))
+    unplanned = change.unplanned_cost
+    if unplanned is not None:
+        why = change.cost_unknown_why or "no facts"
+        out.append(Finding(kind="unplanned-cost", status=unplanned, **where,
+                           message=f"{name}: cost unknown — {why}"))
     if base is None or head is None:
         return out
     delta = head.priority_score - base.priority_score

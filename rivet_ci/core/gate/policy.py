@@ -2,7 +2,7 @@
 
 Only `new` findings count: a pull request is never blocked for what was already on its base.
 Tokens: `config-error`, `no-configs`, `new-isolation`, `new-warning`, `score-drop:N` (a drop of
-at least N points), `wave-later`, `low-confidence`, `none` (never fail).
+at least N points), `wave-later`, `low-confidence`, `unplanned-cost`, `none` (never fail).
 
 `fail-on` ADDS to the always-on rules `config-error` and `no-configs`: `fail-on: score-drop:10`
 still fails on a new config error and on a gate that matched no config file. Only `none` (alone)
@@ -26,7 +26,8 @@ from rivet_ci.core.gate.diff import Finding, PlanDiff
 from rivet_ci.core.gate.waivers import WaivedFinding, Waiver, WaiverNote, apply_waivers
 
 SIMPLE_RULES = ("config-error", "no-configs", "plan-refused", "no-plan-refused", "new-isolation",
-                "new-warning", "wave-later", "low-confidence", "facts-changed-in-pr",
+                "new-warning", "wave-later", "low-confidence", "unplanned-cost",
+                "facts-changed-in-pr",
                 "url-file-changed-in-pr", "state-changed-in-pr", "template-changed-in-pr")
 # Always on unless `fail-on: none`: a broken config, or a gate that checked nothing.
 ALWAYS_ON = ("config-error", "no-configs")
@@ -63,6 +64,13 @@ TOKEN_DOCS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("wave-later",), "", "moves an export to a later recommended wave."),
     (("low-confidence",), "",
      "adds or changes an export so that it is planned on low-confidence metadata."),
+    (("unplanned-cost",), "",
+     "adds or changes an export so that it is planned **without any facts** — none of its own "
+     "in the facts file and none from its source's catalog (its table is not in it), or a "
+     "failed preflight: its cost is unknown, so the gate cannot tell whether it is heavy or "
+     "collides with its source group. The comment says why (`cost unknown — no facts: table "
+     "public.clickstream is not in the catalog captured 2026-11-28`). See "
+     "[facts.md](facts.md#the-source-catalog)."),
     (("facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
       "template-changed-in-pr"), "",
      "changes the facts file, a source's `url_file`, a `.rivet_state.db` or the `template-dir`. "

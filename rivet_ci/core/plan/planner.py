@@ -93,6 +93,8 @@ class Plan(BaseModel):
 
 
 _PLANNED_EXPORT = maker(PlannedExport)
+NO_ENTRY = "the facts file has no entry for it"
+NO_FACTS_FILE = provenance_of(None, "none", range_column=None, why_unknown="no facts file given")
 _CONFIG_PLAN = maker(ConfigPlan)
 
 
@@ -115,13 +117,16 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     for export in loaded.exports:
         name = export.name
         entry = facts.for_export(path, name) if facts is not None else None
-        provenance = None
-        if facts is not None:
-            if entry is None and facts.catalog:
-                # No entry of its own (an export the base never had): from the catalog.
-                entry, provenance = derive_from_catalog(export, source, facts.catalog)
-            else:
-                provenance = provenance_of(entry, "export", range_column=export.range_column)
+        derived = False
+        if facts is None:
+            provenance = NO_FACTS_FILE
+        elif entry is None and facts.catalog:
+            # No entry of its own (an export the base never had): from the catalog.
+            entry, provenance = derive_from_catalog(export, source, facts.catalog)
+            derived = True
+        else:
+            provenance = provenance_of(entry, "export", range_column=export.range_column,
+                                       why_unknown=None if entry else NO_ENTRY)
         try:
             signals = derive_signals(export, entry, source_type=source_type, now=now,
                                      mongo_page_size=page_size)
@@ -133,7 +138,7 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
         notes = signals.notes
         if entry is None:
             history, preflight_error = None, no_facts
-            if provenance is not None and provenance.why_unknown:
+            if derived and provenance.why_unknown:
                 preflight_error = f"{no_facts}: {provenance.why_unknown}"
         else:
             runs = entry.history

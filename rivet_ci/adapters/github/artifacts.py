@@ -1,0 +1,153 @@
+"""The trusted facts of a repository: the newest facts artifact its default branch published.
+
+The trusted facts job (`.github/workflows/example-facts-capture.yml`) runs on the default
+branch, on a schedule or by hand, with the replicas' secrets, and uploads the facts file as a
+workflow artifact. A pull-request job fetches it through the REST API with `actions: read` and
+no database secret. A pull request can upload artifacts too (its own workflow runs can), so an
+artifact is used only when GitHub says the run that made it
+
+* ran on the repository's **default branch**, from the repository itself (not a fork — a fork's
+  run may well have a branch called `main`),
+* was started by `schedule`, `workflow_dispatch` or `push` (never `pull_request*`,
+  `workflow_run` or anything a pull request triggers),
+* finished with `conclusion: success`, and
+* (when `workflow` is given) is that workflow file,
+
+and the artifact has not expired. The newest such artifact wins; every other one is skipped
+and the reason is kept for the log. The archive is downloaded from the URL GitHub redirects to
+(without the token: it is another host), bounded in size, and must hold exactly one facts
+document (`format: rivet-ci-facts/...`), itself bounded.
+
+Endpoints (GitHub REST, API version 2022-11-28): `GET /repos/{repo}/actions/artifacts?name=`,
+`GET /repos/{repo}/actions/runs/{run_id}`, `GET /repos/{repo}/actions/artifacts/{id}/zip` (302 to
+the archive).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
+from rivet_ci.core.facts.loader import is_facts_document
+
+TRUSTED_EVENTS = frozenset({"schedule", "workflow_dispatch", "push"})
+MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+MAX_FACTS_BYTES = 256 * 1024 * 1024
+MAX_CANDIDATES = 20  # artifacts looked at, newest first
+
+
+class FactsArtifactError(Exception):
+    """No usable facts artifact; the message says why (safe to print)."""
+
+
+@dataclass(frozen=True)
+class FactsArtifact:
+    """The facts file of a trusted artifact, and where it came from."""
+
+    name: str
+    artifact_id: int
+    run_id: int
+    run_event: str
+    head_sha: str
+    created_at: datetime | None
+    member: str  # the file inside the archive
+    text: str
+    skipped: tuple[str, ...] = field(default_factory=tuple)  # why newer artifacts were not used
+
+    @property
+    def shown(self) -> str:
+        return f"artifact {self.name} (run {self.run_id}, {self.member})"
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+def fetch_trusted_facts(client: GitHubClient, *, repo: str, name: str, default_branch: str,
+                        workflow: str | None = None) -> FactsArtifact:
+    """The newest trusted facts artifact called `name` (see the module); raises
+    `FactsArtifactError` when there is none."""
+    artifacts = client.list_artifacts(repo, name=name)
+    # Newest first, by creation time then id (GitHub lists newest first; not relied on).
+    artifacts.sort(key=lambda a: (str(a.get("created_at") or ""), int(a.get("id") or 0)),
+                   reverse=True)
+    skipped: list[str] = []
+    for artifact in artifacts[:MAX_CANDIDATES]:
+        artifact_id = int(artifact.get("id") or 0)
+        label = f"artifact {artifact_id}"
+        if artifact.get("name") != name:
+            continue
+        if artifact.get("expired"):
+            skipped.append(f"{label}: expired")
+            continue
+        run_ref = artifact.get("workflow_run") or {}
+        run_id = run_ref.get("id")
+        if not isinstance(run_id, int):
+            skipped.append(f"{label}: no workflow run")
+            continue
+        try:
+            run = client.get_workflow_run_json(repo, run_id)
+        except GitHubError as exc:
+            skipped.append(f"{label}: its run {run_id} cannot be read ({exc})")
+            continue
+        why = _untrusted(run, repo=repo, default_branch=default_branch, workflow=workflow)
+        if why is not None:
+            skipped.append(f"{label} of run {run_id}: {why}")
+            continue
+        archive = client.download_artifact(repo, artifact_id, max_bytes=MAX_ARCHIVE_BYTES)
+        member, text = _facts_member(archive, label)
+        return FactsArtifact(name=name, artifact_id=artifact_id, run_id=run_id,
+                             run_event=str(run.get("event")), head_sha=str(run.get("head_sha")),
+                             created_at=_when(artifact.get("created_at")), member=member,
+                             text=text, skipped=tuple(skipped))
+    detail = f" ({'; '.join(skipped[:5])})" if skipped else ""
+    raise FactsArtifactError(f"no trusted facts artifact named {name!r} on {default_branch}"
+                             f"{detail}")
+
+
+def _untrusted(run: dict[str, Any], *, repo: str, default_branch: str,
+               workflow: str | None) -> str | None:
+    """Why the run that made an artifact cannot vouch for facts (None: it can)."""
+    head_repo = (run.get("head_repository") or {}).get("full_name")
+    if str(head_repo or "").lower() != repo.lower():
+        return f"made from {head_repo or 'an unknown repository'}, not {repo}"
+    if run.get("event") not in TRUSTED_EVENTS:
+        return f"started by {run.get('event')!r}, not by a schedule, a manual run or a push"
+    if run.get("head_branch") != default_branch:
+        return f"ran on {run.get('head_branch')!r}, not on the default branch {default_branch}"
+    if run.get("conclusion") != "success":
+        return f"concluded {run.get('conclusion')!r}"
+    if workflow is not None and run.get("path") != workflow:
+        return f"made by {run.get('path')!r}, not by {workflow}"
+    return None
+
+
+def _facts_member(archive: bytes, label: str) -> tuple[str, str]:
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+            found: list[tuple[str, str]] = []
+            for info in zf.infolist():
+                if info.is_dir() or info.file_size > MAX_FACTS_BYTES:
+                    continue
+                with zf.open(info) as member:
+                    data = member.read(MAX_FACTS_BYTES + 1)
+                if len(data) > MAX_FACTS_BYTES:
+                    continue
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                if is_facts_document(text):
+                    found.append((info.filename, text))
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise FactsArtifactError(f"{label} is not a readable zip archive: {exc}") from None
+    if len(found) != 1:
+        raise FactsArtifactError(f"{label} holds {len(found)} facts documents, not exactly one")
+    return found[0]

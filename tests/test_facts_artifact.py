@@ -1,0 +1,180 @@
+"""The trusted facts workflow: facts published as an artifact of the default branch, read by the
+pull-request job through GitHub's REST API (the local fake), never from anything the pull
+request supplies; stale facts shown as stale (docs/facts.md, "The trusted facts workflow")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from support.action import REPO, Workspace, add_order_items, run_action
+from support.fake_github import FakeGitHub
+
+from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
+from rivet_ci.adapters.github.transport import GitHubClient
+
+EXAMPLE_FACTS = Path(__file__).resolve().parents[1] / "examples" / "facts.yaml"
+WORKFLOW = ".github/workflows/example-facts-capture.yml"
+
+
+def _facts(rows: int, captured_at: str = "2026-11-29T06:00:00Z") -> str:
+    """The bundled example facts with `order_items` at `rows`: a marker of which file won."""
+    data: dict[str, Any] = yaml.safe_load(EXAMPLE_FACTS.read_text(encoding="utf-8"))
+    data["captured_at"] = captured_at
+    data["exports"]["order_items"]["row_estimate"] = rows
+    return json.dumps(data)
+
+
+def _trusted(gh: FakeGitHub, text: str, *, created_at: str = "2026-11-29T06:05:00Z",
+             event: str = "schedule") -> int:
+    run = gh.add_workflow_run(REPO, event=event, head_branch="main", head_sha="a" * 40,
+                              path=WORKFLOW)
+    return gh.add_artifact(REPO, name="rivet-ci-facts", run_id=run,
+                           files={"facts.json": text}, created_at=created_at)
+
+
+def _plan_rows(ws: Workspace) -> int:
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    (export,) = [e for c in plan["configs"] for e in c["exports"]
+                 if e["export_name"] == "order_items"]
+    rows: int = export["computed"]["preflight_estimate"]
+    return rows
+
+
+def test_only_the_default_branch_artifact_is_used_never_one_a_pull_request_made(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    _trusted(gh, _facts(12_000_000))
+    # Newer artifacts of the same name that a pull request could have made, each refused:
+    pr_run = gh.add_workflow_run(REPO, event="pull_request", head_branch="feature",
+                                 head_sha=head, path=WORKFLOW)
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=pr_run,
+                    files={"facts.json": _facts(1)}, created_at="2026-11-29T09:00:00Z")
+    fork_run = gh.add_workflow_run(REPO, event="push", head_branch="main", head_sha=head,
+                                   head_repo="contributor/warehouse", path=WORKFLOW)
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=fork_run,
+                    files={"facts.json": _facts(2)}, created_at="2026-11-29T10:00:00Z")
+    failed = gh.add_workflow_run(REPO, event="schedule", head_branch="main", head_sha="b" * 40,
+                                 path=WORKFLOW, conclusion="failure")
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=failed,
+                    files={"facts.json": _facts(3)}, created_at="2026-11-29T11:00:00Z")
+    other = gh.add_workflow_run(REPO, event="workflow_dispatch", head_branch="main",
+                                head_sha="c" * 40, path=".github/workflows/other.yml")
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=other,
+                    files={"facts.json": _facts(4)}, created_at="2026-11-29T11:30:00Z")
+    # ... and a facts file the pull request commits, which the artifact input ignores.
+    head = ws.repo.commit("PR facts", {"facts.yaml": _facts(5)})
+    gh.set_head(REPO, 7, head)
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
+                           facts_workflow=WORKFLOW)
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert _plan_rows(ws) == 12_000_000  # the trusted artifact's, no other
+    for reason in ("'pull_request'", "contributor/warehouse", "concluded 'failure'",
+                   "other.yml"):
+        assert reason in result.stdout, reason
+    # The archive came from the storage URL GitHub redirected to, without the token.
+    (blob,) = gh.blob_requests()
+    assert "authorization" not in blob.headers
+    (comment,) = gh.comments(REPO, 7)
+    assert "artifact rivet-ci-facts" in comment["body"]
+    assert "stale" not in comment["body"]
+
+
+def test_stale_facts_are_shown_as_stale(gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    _trusted(gh, _facts(12_000_000, captured_at="2026-11-19T06:00:00Z"))
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
+                           facts_max_age="7d")
+
+    assert result.code == 0, result.stdout + result.stderr
+    (comment,) = gh.comments(REPO, 7)
+    assert "captured 10 days ago — ⚠️ stale (older than 7 days)" in comment["body"]
+    assert "::warning title=rivet-ci facts::" in result.stdout
+    # Within the age: not stale.
+    again, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
+                          facts_max_age="14d")
+    assert again.code == 0
+    (comment,) = gh.comments(REPO, 7)
+    assert "stale" not in comment["body"]
+
+
+def test_no_trusted_artifact_is_a_setup_error(gh: FakeGitHub, ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    pr_run = gh.add_workflow_run(REPO, event="pull_request_target", head_branch="main",
+                                 head_sha=head)
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=pr_run,
+                    files={"facts.json": _facts(1)})
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts")
+
+    assert result.code == 2
+    assert "no trusted facts artifact named 'rivet-ci-facts' on main" in result.stderr
+    assert "pull_request_target" in result.stderr
+    assert not (ws.path / "plan.json").exists()
+
+
+def test_the_client_pages_through_artifacts_and_refuses_expired_ones(gh: FakeGitHub) -> None:
+    client = GitHubClient(api_url=gh.url, token="ghs_ActionsJobToken0123456789abcdefABCD")
+    for i in range(120):  # two pages of 100
+        run = gh.add_workflow_run(REPO, event="pull_request", head_branch=f"b{i}",
+                                  head_sha="d" * 40)
+        gh.add_artifact(REPO, name="other", run_id=run, files={"x": "y"})
+    good = _trusted(gh, _facts(7), created_at="2026-11-20T00:00:00Z")
+    gh.add_artifact(REPO, name="rivet-ci-facts", expired=True, files={"f.json": _facts(8)},
+                    run_id=gh.add_workflow_run(REPO, event="schedule", head_branch="main",
+                                               head_sha="e" * 40),
+                    created_at="2026-11-28T00:00:00Z")
+    assert len(client.list_artifacts(REPO, name="other")) == 120
+    found = fetch_trusted_facts(client, repo=REPO, name="rivet-ci-facts", default_branch="main")
+    assert found.artifact_id == good and "expired" in found.skipped[0]
+    assert '"row_estimate": 7' in found.text.replace("7,", "7 ,").replace(" ,", ",")
+    gh.add_artifact(REPO, name="two", run_id=gh.add_workflow_run(
+        REPO, event="schedule", head_branch="main", head_sha="f" * 40),
+        files={"a.json": _facts(1), "b.json": _facts(2)})
+    try:
+        fetch_trusted_facts(client, repo=REPO, name="two", default_branch="main")
+    except FactsArtifactError as exc:
+        assert "2 facts documents" in str(exc)
+    else:
+        raise AssertionError("two facts documents must be refused")
+
+
+def _rivet_artifact(name: str, rows: int) -> str:
+    """An artifact in rivet 0.32.2's one-file-per-export shape (the keys the binary writes)."""
+    return json.dumps({
+        "rivet_version": "0.32.2", "plan_id": "p", "created_at": "2026-11-29T05:00:00.123456789Z",
+        "expires_at": "2026-11-30T05:00:00Z", "export_name": name, "strategy": "chunked",
+        "plan_fingerprint": "f", "integrity": "i",
+        "resolved_plan": {"strategy": {"Chunked": {"column": "id", "chunk_size": 500000}}},
+        "computed": {"chunk_ranges": [[1, 500000], [500001, rows]], "chunk_count": 2,
+                     "cursor_snapshot": None, "row_estimate": rows},
+        "diagnostics": {"verdict": "ACCEPTABLE", "warnings": [], "recommended_profile": "safe"},
+        "prioritization": {}, "config_path": "rivet/replica_a.yaml"})
+
+
+def test_a_directory_of_rivet_artifacts_is_read_from_the_base_revision(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    from support.action import on_base
+
+    on_base(ws, {"artifacts/out.order_items.json": _rivet_artifact("order_items", 900_000)})
+    head = add_order_items(ws)
+    # The pull request rewrites the artifact: reported, never used.
+    head = ws.repo.commit("PR artifacts", {
+        "artifacts/out.order_items.json": _rivet_artifact("order_items", 5)})
+    gh.add_pull(REPO, 7, head_sha=head)
+
+    result, _ = run_action(gh, ws, head, facts="artifacts", fail_on="config-error")
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert _plan_rows(ws) == 900_000  # the base revision's artifact, not the PR's
+    plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
+    changed = [f for f in plan["diff"]["findings"] if f["kind"] == "facts-changed-in-pr"]
+    assert [(f["file"], f["status"]) for f in changed] == [("artifacts", "new")]
