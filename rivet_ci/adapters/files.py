@@ -5,11 +5,11 @@ Unreadable files become problems (never exceptions), so one broken file never hi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rivet_ci.core.common.json_input import JsonInputError, load_json
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.loader import LoadedConfig, load_config_text, looks_like_config
 from rivet_ci.core.facts.loader import is_facts_document, load_facts_text
@@ -249,9 +249,12 @@ def load_artifact_dir(path: Path, *, root: Path) -> tuple[FactsFile | None, list
     for file in files:
         name = display_path(file, root)
         try:
-            documents.append((name, json.loads(read_text(file))))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            documents.append((name, load_json(file.read_bytes())))
+        except JsonInputError as exc:
+            problems.append(Problem(file=name, line=exc.line,
+                                    message=f"cannot read rivet plan artifact: {exc.message}"))
+        except OSError as exc:
             problems.append(Problem(file=name, message=f"cannot read rivet plan artifact: "
-                                                       f"{type(exc).__name__}"))
+                                                       f"{exc.strerror or type(exc).__name__}"))
     facts, more = facts_from_artifacts(documents)
     return (facts if facts.exports else None), [*problems, *more]

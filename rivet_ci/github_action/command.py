@@ -14,7 +14,6 @@ the facts file, URL files, state databases and template dir are read from the ba
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from rivet_ci.commands.context import Context
 from rivet_ci.commands.live import with_state_history
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.core.comment.view import checked_text
+from rivet_ci.core.common.json_input import JsonInputError, load_json
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.common.text import plural
 from rivet_ci.core.config.loader import LoadedConfig
@@ -157,10 +157,11 @@ def load_artifact_dir_facts(settings: ActionSettings, trusted: TrustedFiles, pat
             if "/" in name or not name.endswith(".json"):
                 continue
             try:
-                documents.append((f"{shown}/{name}", json.loads(blob.decode("utf-8"))))
-            except (UnicodeDecodeError, ValueError) as exc:
-                problems.append(Problem(file=f"{shown}/{name}", message=f"cannot read rivet "
-                                        f"plan artifact: {type(exc).__name__}"))
+                documents.append((f"{shown}/{name}", load_json(blob)))
+            except JsonInputError as exc:
+                problems.append(Problem(file=f"{shown}/{name}", line=exc.line,
+                                        message=f"cannot read rivet plan artifact: "
+                                                f"{exc.message}"))
         if not documents and not problems:
             return None
         found, more = facts_from_artifacts(documents)
@@ -196,7 +197,8 @@ def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
         raise UsageError(f"facts-artifact: {exc}") from None
     if ctx is not None:
         for reason in artifact.skipped[:10]:
-            ctx.stdout.write(f"::notice title=rivet-ci facts::not used: {escape_data(reason)}\n")
+            ctx.stdout.write(workflow_command(
+                f"::notice title=rivet-ci facts::not used: {escape_data(reason)}") + "\n")
     facts, problems = load_facts_text(artifact.shown, artifact.text)
     if facts is None:
         raise_facts_error(problems)
@@ -292,9 +294,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if captured is not None and captured.tzinfo is None:
         captured = captured.replace(tzinfo=UTC)  # a hand-written time without a zone
     if captured is not None and ctx.now() - captured > settings.facts_max_age_delta:
-        ctx.stdout.write(f"::warning title=rivet-ci facts::{escape_data(origin.path or 'facts')} "
-                         f"captured {captured.isoformat()} are older than "
-                         f"facts-max-age ({settings.facts_max_age}): recapture them\n")
+        ctx.stdout.write(workflow_command(
+            f"::warning title=rivet-ci facts::{escape_data(origin.path or 'facts')} captured "
+            f"{captured.isoformat()} are older than facts-max-age ({settings.facts_max_age}): "
+            f"recapture them") + "\n")
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
     redact = ctx.redact  # the output boundary's: every credential learnt is added to it
     redact.add(state_url)
