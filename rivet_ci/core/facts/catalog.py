@@ -33,7 +33,6 @@ from rivet_ci.core.facts.catalog_models import (
     Engine,
 )
 from rivet_ci.core.facts.models import ColumnFacts, ExportFacts, TableFacts
-from rivet_ci.core.facts.probe_rules import QUERY_RANGE_SKIPPED
 
 # --- identifying a source without secrets ------------------------------------------------------
 
@@ -244,6 +243,10 @@ def _provenance(facts: FactsFrom, inputs: tuple[InputFrom, ...], relation: str |
 # --- deriving an export's facts ----------------------------------------------------------------
 
 
+FILTERED_RANGE_SKIPPED = ("the query filters its table, so the table's index ends are not its "
+                          "range")
+
+
 class Derived(NamedTuple):
     """Facts derived from the catalog (None: nothing known) and their provenance."""
 
@@ -302,13 +305,13 @@ def derive_from_catalog(export: ExportConfig, source: SourceConfig | None,
             notes.append(f"column {wanted} is not in {key}")
         elif column is not None:
             stored = rel.kind in STORED_KINDS
-            # A query's range is never taken from its table (live preflight never observes
-            # it either: min/max is never run over a query, and a filter narrows it).
-            observed = (stored and export.query is None and column.range_skipped is None
+            # A query that reads its table whole (a projection) has the table's range; a
+            # filtered one has a narrower one the catalog cannot know.
+            observed = (stored and not table.filtered and column.range_skipped is None
                         and column.min is not None)
             skipped = None
-            if export.query is not None:
-                skipped = QUERY_RANGE_SKIPPED
+            if table.filtered:
+                skipped = FILTERED_RANGE_SKIPPED
             elif not observed:
                 skipped = column.range_skipped or (
                     "the catalog reads the ends of index-leading integer and temporal columns "
