@@ -358,3 +358,30 @@ def test_facts_cli_captures_the_catalog_and_a_new_export_is_planned_from_it(
     assert new["computed"]["row_estimate"] == 300_000
     assert new["computed"]["chunk_count"] == 30
     assert exports["customers"]["diagnostics"]["facts"]["origin"] == "export"
+
+
+def test_a_projection_query_gets_its_tables_range_a_filtered_one_does_not() -> None:
+    from rivet_ci.core.facts.catalog_models import CatalogColumn, CatalogIndex
+
+    relation = CatalogRelation(
+        kind="table", rows=500_000,
+        columns={"updated_at": CatalogColumn(type="timestamp", nullable=False,
+                                             min="2024-01-01 00:00:00",
+                                             max="2026-11-01 00:00:00")},
+        indexes=[CatalogIndex(columns=["updated_at"])])
+    catalog = [CatalogSource(engine="postgres", spellings=["postgres url=${U}"],
+                             default_schema="public", relations={"public.t": relation})]
+    loaded = _loaded([
+        {"name": "whole", "query": "SELECT id, updated_at FROM t", "mode": "incremental",
+         "cursor_column": "updated_at"},
+        {"name": "recent", "query": "SELECT * FROM t WHERE updated_at > now() - interval '1 day'",
+         "mode": "incremental", "cursor_column": "updated_at"}],
+        {"type": "postgres", "url": "${U}"})
+    whole, recent = (derive_from_catalog(e, loaded.source, catalog) for e in loaded.exports)
+    assert whole.facts is not None and recent.facts is not None
+    assert whole.facts.columns["updated_at"].min == "2024-01-01 00:00:00"
+    assert whole.provenance.inputs["range"] == "catalog"
+    assert recent.facts.columns["updated_at"].min is None
+    assert recent.provenance.inputs["range"] == "unknown"
+    assert recent.provenance.inputs["row_estimate"] == "catalog-table-count"
+    assert recent.facts.columns["updated_at"].indexed is True
