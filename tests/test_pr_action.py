@@ -265,7 +265,8 @@ def test_at_most_ten_annotations_and_repo_wide_findings_without_a_file(
         assert re.fullmatch(r"::error file=rivet/broken\.yaml,line=\d+,title=rivet-ci "
                             r"config-error::rivet/broken\.yaml:\d+: exports\[\d+\]"
                             r"\.cursor_column: export 'broken_\d+': incremental mode needs "
-                            r"cursor_column", line)
+                            r"cursor_column \[V-E20a RIVET_CONFIG_MODE_SETTING_INVALID\]",
+                            line)
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     blocking = plan["diff"]["gate"]["blocking"]
     assert len(blocking) == 13

@@ -14,7 +14,7 @@ from rivet_ci import RIVET_VERSION
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_config_arguments, parse_params, warn_unused_params
 from rivet_ci.commands.plan import load_configs
-from rivet_ci.core.config.rules import rivet_code
+from rivet_ci.core.config.rules import rivet_code, rule_tag
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 
 
@@ -48,9 +48,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
         for p in problems:
-            code = rivet_code(p.rule)
-            rule = f" [{p.rule}{' ' + code if code else ''}]" if p.rule else ""
-            ctx.stdout.write(f"{p.severity}: {p.render()}{rule}\n")
+            ctx.stdout.write(f"{p.severity}: {p.render()}{rule_tag(p.rule)}\n")
         ctx.stdout.write(f"Checked {len(configs)} config file(s): {errors} error(s), "
                          f"{len(problems) - errors} note(s)/warning(s).\n")
     return USAGE_ERROR if errors else OK

@@ -372,6 +372,16 @@ RIVET_CODES: dict[str, str | None] = {
 def rivet_code(rule: str | None) -> str | None:
     """rivet's stable error code for one of our rules (None: rivet has none, or no rule)."""
     return RIVET_CODES.get(rule) if rule is not None else None
+
+
+def rule_tag(rule: str | None) -> str:
+    """` [V-E38b RIVET_CONFIG_EXPORT_SOURCE_INVALID]`: the rule id and rivet's code, as every
+    output names a config problem (check, the gate's findings: annotations, the comment and
+    plan.json); empty when no rule fired."""
+    if rule is None:
+        return ""
+    code = rivet_code(rule)
+    return f" [{rule} {code}]" if code else f" [{rule}]"
 ENVIRONMENT_RULES = frozenset(r.id for r in RULES if r.klass == "environment")
 
 

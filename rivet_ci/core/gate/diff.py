@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.common.problems import Problem, ProblemFinding
+from rivet_ci.core.config.rules import rule_tag
 from rivet_ci.core.plan.campaign import (
     GroupPressure,
     group_members,
@@ -623,14 +624,14 @@ def _findings(
         key = _problem_key(p, {})
         status: FindingStatus = "pre-existing" if unmatched[key] > 0 else "new"
         unmatched[key] -= 1
-        out.append(Finding(kind=p.finding, message=p.render(), file=p.file, line=p.line,
-                           status=status))
+        out.append(Finding(kind=p.finding, message=p.render() + rule_tag(p.rule), file=p.file,
+                           line=p.line, status=status))
     for p in base_errors:
         key = _problem_key(p, renames)
         if unmatched[key] > 0:
             unmatched[key] -= 1
-            out.append(Finding(kind=p.finding, status="resolved", message=p.render(),
-                               file=p.file))
+            out.append(Finding(kind=p.finding, status="resolved",
+                               message=p.render() + rule_tag(p.rule), file=p.file))
     # Export findings in (file, export) order, as one `ExportChange` per export would give.
     by_export = [((c.config_path, c.export_name), found) for c in changes
                  if c.status != "not-planned" and (found := _export_findings(c))]
