@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlalchemy as sa
+from support import parity_seed
 
-PG_DEMO = """
+PG_DEMO = f"""
 SET default_statistics_target = 1000;
 CREATE TABLE users (id int PRIMARY KEY, name varchar(100) NOT NULL, email varchar(200) NOT NULL,
   age int, balance numeric(12,2), is_active boolean DEFAULT true,
@@ -91,6 +91,7 @@ CREATE TABLE metric_samples (id bigserial PRIMARY KEY, host varchar(80) NOT NULL
 INSERT INTO metric_samples (host, metric_name, value, captured_at)
   SELECT 'host-' || lpad((i % 50 + 1)::text, 3, '0'), 'cpu_user', (i * 97 % 100000) / 100.0,
   timestamp '2025-01-01' + i * interval '2 seconds' FROM generate_series(1, 400000) i;
+{parity_seed.PG_NO_AUTOVACUUM}
 ANALYZE;
 """
 
@@ -223,19 +224,8 @@ def mysql_demo(url_env: str) -> dict[str, Any]:
 
 
 def seed_postgres(url: str) -> None:
-    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.exec_driver_sql(PG_DEMO.replace("%", "%%"))
-    finally:
-        engine.dispose()
+    parity_seed.seed_postgres(url, PG_DEMO)
 
 
 def seed_mariadb(url: str) -> None:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            for statement in MY_DEMO:
-                conn.exec_driver_sql(statement.replace("%", "%%"))
-    finally:
-        engine.dispose()
+    parity_seed.seed_mariadb(url, MY_DEMO)
