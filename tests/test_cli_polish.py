@@ -45,7 +45,7 @@ def test_show_prints_what_plan_prints(tmp_path: Path) -> None:
                         "--output", str(plan_json))
     code, shown, _ = cli(REPO, "show", str(plan_json))
     assert code == 0
-    assert "  Preflight  : ACCEPTABLE  · rows ~48000000  · chunks 48" in shown
+    assert "  Preflight  : ACCEPTABLE  · rows ~48,000,000  · chunks 48" in shown
     assert shown == planned
 
 

@@ -26,6 +26,7 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci import __version__
 from rivet_ci.core.gate.policy import SIMPLE_RULES
 
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}
@@ -157,6 +158,9 @@ def test_a_broken_file_never_shows_removed_or_resolved(
                    or line.startswith("**✅ gate passed")]
     assert "not planned (config error)" in headline
     assert "unknown while `rivet/a.yaml` is broken" in body
+    if "chunk_colum" in new:  # `items` is still planned, beside the export that is not
+        assert "| isolation unknown while `rivet/a.yaml` is broken |" in body
+        assert "moved: items" not in body  # the picture does not call it moved either
     html = html_of(result.stdout)
     assert "removed" not in html and "resolved" not in html
     # each export that is not planned links to the error's line at head
@@ -192,9 +196,10 @@ def test_a_mode_change_names_the_mode_before_its_effect(tmp_path: Path) -> None:
     (row,) = [line for line in body.splitlines() if line.startswith("| ")][1:]
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert cells[2] == "high\u00a0→\u00a0low" and cells[3] == "medium"  # priority, cost
+    rules = f"https://github.com/rivet-ci/rivet-ci/blob/v{__version__}/docs/scoring-rules.md"
     assert cells[5].startswith(
         "mode incremental\u00a0→\u00a0full, cursor `updated_at`\u00a0→\u00a0none · "
-        "`−strong_cursor`"), cells[5]
+        f"[`−strong_cursor`]({rules}#reason-strong_cursor)"), cells[5]
 
 
 def test_a_new_heavy_export_shows_its_cost_and_the_heavy_members(tmp_path: Path) -> None:

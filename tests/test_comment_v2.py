@@ -38,7 +38,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}
 # Tags our own template writes; any other element in the HTML came from data.
 OUR_TAGS = {"p", "h3", "strong", "em", "code", "a", "ul", "li", "table", "thead", "tbody", "tr",
-            "th", "td", "details", "summary", "sub", "br", "del"}
+            "th", "td", "details", "summary", "sub", "br", "del", "pre"}
 
 
 class Html(HTMLParser):
@@ -219,7 +219,7 @@ def test_each_finding_once_plurals_and_a_legend(example_repo: Repo) -> None:
         "    table: ops.audit_log\n    mode: full\n",
         "    table: ops.audit_log\n    mode: incremental\n")})
     body = diff(example_repo, "--facts", str(example_repo.path / "facts.yaml")).stdout
-    assert body.count("incremental mode needs cursor_column") == 1
+    assert body.count("incremental mode needs cursor\\_column") == 1
     assert "(s)" not in body
     # The broken export is not planned at head: never "removed"
     assert "❌ gate failed (1 blocking finding) — 1 export not planned (config error)" in body

@@ -235,4 +235,4 @@ def test_the_timing_note_counts_the_config_files_planned(repo: Path, fmt: str) -
     out, err = StringIO(), _Terminal()
     ctx = Context(stdout=out, stderr=err, environ={}, cwd=repo, now=lambda: NOW)
     run(["plan", "pipelines", "--facts", "facts.yaml", "--format", fmt], ctx)
-    assert "rivet-ci: planned 4 export(s) from 2 file(s) in " in err.getvalue()
+    assert "rivet-ci: planned 4 exports from 2 files in " in err.getvalue()

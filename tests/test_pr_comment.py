@@ -84,7 +84,7 @@ def test_a_second_heavy_chunked_export_on_replica_a_fails_new_isolation(
             "source) — do not run them concurrently: `events`, `order_items`") in body
     # rivet 0.32.2 isolates the heavy member of a group of three already (`events`, on the
     # base): the PR adds one isolation, the new heavy export.
-    assert "- ❌ `order_items`: 🔒 must now run alone on source group replica\\_a" in body
+    assert "- ❌ `order_items`: 🔒 must now run alone on source group `replica_a`" in body
     assert re.search(r"\| ❌ `order_items` \|.*🔒 runs alone on `replica_a`", body)
     assert "- ❌ `events`" not in body
     assert "❌ gate failed (1 blocking finding)" in body
@@ -145,7 +145,7 @@ def test_golden_comment_of_a_realistic_pr(example_repo: Repo,
     # Commits have fixed dates and authors (test_pr_support), so the head sha is stable too.
     assert body.startswith(marker.render())
     for expected in ("(−54)", "`order_items`: 🔒 must now run alone", "2 heavy exports (was: 3",
-                     "❌ config error: `rivet/replica_b.yaml:41: exports[3].cursor_column",
+                     "❌ config error in `rivet/replica_b.yaml:41`: `exports[3].cursor_column`",
                      "❌ gate failed (3 blocking findings)", "captured 6 h ago"):
         assert expected in body
     check_golden("realistic.md", body)
@@ -153,7 +153,7 @@ def test_golden_comment_of_a_realistic_pr(example_repo: Repo,
 
 
 OUR_TAGS = {"p", "h3", "strong", "em", "code", "a", "ul", "li", "table", "thead", "tbody", "tr",
-            "th", "td", "details", "summary", "sub", "br", "del"}
+            "th", "td", "details", "summary", "sub", "br", "del", "pre"}
 
 
 def check_structure(body: str, repo: Path) -> None:

@@ -20,6 +20,7 @@ from rivet_ci.commands.live import (
 )
 from rivet_ci.commands.options import add_config_arguments
 from rivet_ci.commands.plan import load_configs
+from rivet_ci.core.common.text import plural
 from rivet_ci.exit_codes import OK, USAGE_ERROR
 from rivet_ci.output.sink import write_output
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     total = sum(len(c.exports) for c in configs)
     for path, name, error in failed[:20]:
         ctx.stderr.write(f"warning: {path}: {name}: preflight failed: {error}\n")
-    ctx.stderr.write(f"rivet-ci: observed {total - len(failed)}/{total} export(s)"
+    ctx.stderr.write(f"rivet-ci: observed {total - len(failed):,}/{plural(total, 'export')}"
                      + (f" → {output}" if output else "") + "\n")
     errors = [p for c in configs for p in c.problems if p.severity == "error"]
     for problem in errors:

@@ -219,9 +219,9 @@ def finish(ctx: Context, plan: Plan, origin: FactsOrigin, started: float, *,
         ctx.stderr.write(f"rivet-ci: {NO_FACTS_NOTE}\n")
     elapsed = time.monotonic() - started
     if elapsed > 1.0 or ctx.interactive:
-        ctx.stderr.write(f"rivet-ci: planned {exports} export(s) from "
-                         f"{len(plan.configs) if files is None else files} file(s) in "
-                         f"{elapsed:.2f} s\n")
+        count = len(plan.configs) if files is None else files
+        ctx.stderr.write(f"rivet-ci: planned {plural(exports, 'export')} from "
+                         f"{plural(count, 'file')} in {elapsed:.2f} s\n")
     for line in problem_lines(plan):  # each problem once, on stderr; the plan on stdout
         ctx.stderr.write(line + "\n")
     errors = [p for p in plan.all_problems if p.severity == "error"]

@@ -455,13 +455,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     # 4. Post (or not), then the outputs that depend on it.
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
-                           timestamp=report.timestamp, ctx=ctx, budget=budget)
+                           timestamp=report.timestamp, ctx=ctx, budget=budget,
+                           quiet=report.quiet)
     if outcome is not None:
         outputs["comment-url"] = outcome.url or ""
         outputs["comment-posted"] = outcome.action in POSTED
         write_step_outputs({k: outputs[k] for k in ("comment-url", "comment-posted")})
-    ctx.stdout.write(f"rivet-ci: {checked_text(checked)}; {len(pr.diff.changed_exports)} "
-                     f"changed export(s); gate {outputs['gate']} (fail-on: {gate.policy}); "
+    ctx.stdout.write(f"rivet-ci: {checked_text(checked)}; "
+                     f"{plural(len(pr.diff.changed_exports), 'changed export')}; "
+                     f"gate {outputs['gate']} (fail-on: {gate.policy}); "
                      f"plan: {outputs['plan-path']}\n")
     for path in pr.skipped_facts:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
@@ -598,6 +600,7 @@ def previous_comment(settings: ActionSettings, number: int | None, ctx: Context,
 def post_comment(
     settings: ActionSettings, *, number: int | None, body: str, short: str,
     pr: PullRequestPlan, timestamp: str, ctx: Context, budget: GitHubBudget,
+    quiet: bool = False,
 ) -> CommentOutcome | None:
     if settings.comment == "off" or number is None or settings.github_token is None:
         return None
@@ -606,13 +609,17 @@ def post_comment(
         outcome = upsert_comment(
             client, repo=settings.repository, number=number, body=body, short_body=short,
             gate_id=settings.gate_id, head_sha=pr.head_sha,
-            behaviour=Behaviour(settings.comment), timestamp=timestamp)
+            behaviour=Behaviour(settings.comment), timestamp=timestamp,
+            create=not (quiet and settings.comment_when == "changed"))
     except GitHubError as exc:
         ctx.stdout.write(workflow_command(
             "::warning title=rivet-ci comment::" + escape_data(
                 f"could not post the comment ({exc}); it is saved in "
                 f"{settings.for_output(settings.comment_path)}")) + "\n")
         return None
+    if outcome.action is CommentAction.SKIPPED_QUIET:
+        ctx.stdout.write("rivet-ci: no config file or finding changed: no comment created "
+                         "(comment-when: changed)\n")
     if outcome.action is CommentAction.FORBIDDEN:
         ctx.stdout.write(workflow_command(
             "::notice title=rivet-ci comment::" + escape_data(

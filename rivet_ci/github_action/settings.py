@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 CommentMode = Literal["update", "recreate", "new", "off"]
+CommentWhen = Literal["changed", "always"]
 
 
 _LIST_SEPARATOR = re.compile(r"[,\n]")
@@ -51,6 +52,7 @@ _INPUTS: dict[str, str] = {
     "state_url": "state-url",
     "github_token": "github-token",
     "comment": "comment",
+    "comment_when": "comment-when",
     "gate_id": "id",
     "fail_on": "fail-on",
     "output": "output",
@@ -122,6 +124,7 @@ class ActionSettings(BaseModel):
     state_url: SecretStr | None = Field(default=None, repr=False)
     github_token: SecretStr | None = Field(default=None, repr=False)
     comment: CommentMode = "update"
+    comment_when: CommentWhen = "changed"
     gate_id: str = "default"
     # Kept as strings: the policy module owns the vocabulary and validates it.
     fail_on: tuple[str, ...] = ("config-error",)

@@ -25,9 +25,10 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
+from rivet_ci.core.comment.picture import CampaignPicture
 from rivet_ci.core.comment.view import ChangedRow, CommentView, WhyPart
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
-from rivet_ci.core.common.text import plural
+from rivet_ci.core.common.text import people_numbers, plural
 from rivet_ci.errors import UsageError
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
 
@@ -109,6 +110,43 @@ def _code_span(value: object, *, cell: bool) -> Md:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return Md(f"{fence}{pad}{text}{pad}{fence}")
+
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def inline_code(value: object) -> Md:
+    """Text whose `quoted` parts are code (a config error, a setup message): each backtick
+    pair becomes a code span built by `code` (a fence longer than any backtick run inside),
+    the rest is escaped text — so no backtick is ever shown and no markup can start."""
+    text = str(value)
+    if "`" not in text:
+        return Md(md_text(text))
+    out, end = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(md_text(text[end:match.start()]))
+        out.append(code(match.group(2)))
+        end = match.end()
+    out.append(md_text(text[end:]))
+    return Md("".join(out))
+
+
+def code_block(value: object, info: str = "") -> Md:
+    """A fenced code block (its own paragraph), fenced longer than any backtick run in it."""
+    text = re.sub(r"[\r\u2028\u2029]", "", str(value)).replace("\x00", "")
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return Md(f"{fence}{re.sub(r'[^A-Za-z0-9_-]', '', info)}\n{text}\n{fence}")
+
+
+def mermaid(picture: object) -> Md:
+    """The campaign picture as a ```mermaid block. Only a `CampaignPicture` is accepted: its
+    labels were escaped when it was built (core/comment/picture.py), and it holds no backtick,
+    so the fence cannot be closed from inside."""
+    if not isinstance(picture, CampaignPicture):
+        return Md("")
+    text = picture.text.replace("`", "#96;")
+    return Md(f"```mermaid\n{text}\n```")
 
 
 def code(value: object) -> Md:
@@ -198,11 +236,13 @@ def _why(parts: Sequence[WhyPart], *, cell: bool) -> Md:
             out.append(Md(f"not planned: {md_text(part.text)} in "
                           f"{link(span(part.before), part.url)}"))
         elif part.kind == "added":
-            out.append(span(f"+{part.text}"))
+            out.append(link(span(f"+{part.text}"), part.url))
         elif part.kind == "removed":
-            out.append(span(f"−{part.text}"))
+            out.append(link(span(f"−{part.text}"), part.url))
         elif part.kind == "isolation":
             out.append(Md(f"🔒 runs alone on {span(part.text)}"))
+        elif part.kind == "unknown":  # isolation, beside exports its file keeps unplanned
+            out.append(Md(f"isolation unknown while {span(part.text)} is broken"))
         elif part.kind == "cleared":
             out.append(Md(f"🔓 no longer isolated on {span(part.text)}"))
         elif part.kind == "detail":
@@ -273,7 +313,9 @@ def table_row(r: ChangedRow) -> Md:
 def details_entry(r: ChangedRow) -> Md:
     """One export's entry in the "Reasons per export" section."""
     lines = [f"**{link(code(r.export_name), r.url)}** — {why(r.why, cell=False)}", ""]
-    lines += [f"- {code(reason.kind)} {md_text(reason.message)}" for reason in r.reasons]
+    # (the kinds in the why above link to the scoring rules; these are plain code)
+    lines += [f"- {code(reason.kind)} {md_text(people_numbers(reason.message))}"
+              for reason in r.reasons]
     return Md("\n".join(lines))
 
 
@@ -283,6 +325,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "code": code, "cell_code": cell_code, "link": link, "arrow": arrow,
     "score_change": score_change, "why": why, "plural": plural_filter, "names": names,
     "signed": signed, "table_row": _table_row_filter, "details_entry": _details_filter,
+    "inline_code": inline_code, "code_block": code_block, "mermaid": mermaid,
 }
 
 

@@ -114,6 +114,12 @@ class Report:
     def checked(self) -> dict[str, int]:
         return self.pr.checked()
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing to review: the PR changes no config file, and every finding is one the base
+        already had (`comment-when: changed` creates no comment then)."""
+        return pr_is_quiet(self.pr)
+
     def document(self) -> PlanDocumentJSON:
         """The plan document (`rivet-ci-plan/1` with the pull request's keys)."""
         pr = self.pr
@@ -142,6 +148,13 @@ class Report:
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
             version=__version__, review=pr.review_json, layout=layout, coverage=covered)
+
+
+def pr_is_quiet(pr: PullRequestPlan) -> bool:
+    diff = pr.diff
+    return (not pr.changed and not diff.changed_exports
+            and all(f.status == "pre-existing" for f in diff.findings)
+            and not any(w.changed for w in diff.warnings))
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
@@ -186,5 +199,6 @@ def review_pull_request(
         now=report.now, links=comment.links(pr.head_sha), template_dir=comment.template_dir,
         template_files=comment.template_files, previous_body=comment.previous_body(),
         hint=comment.hint, waiver_in_pr=policy.waiver_in_pr, redact=redact,
-        checked=pr.checked(), waiver_problems=pr.waiver_problems, docs_at=comment.docs_at)
+        checked=pr.checked(), waiver_problems=pr.waiver_problems, docs_at=comment.docs_at,
+        waivers_file=sides.waivers_file, quiet=pr_is_quiet(pr))
     return dataclasses.replace(report, bodies=bodies)

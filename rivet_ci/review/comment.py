@@ -26,7 +26,7 @@ from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.patterns import COMMIT_SHA
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.gate.policy import GateResult
-from rivet_ci.core.gate.waivers import WAIVABLE_KINDS, waiver_comment
+from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE, WAIVABLE_KINDS, waiver_comment
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.output.render import (
     RowCache,
@@ -122,6 +122,7 @@ def render_comments(
     waiver_in_pr: str = "block", redact: Redactor | None = None,
     checked: Mapping[str, int] | None = None, template_files: Mapping[str, bytes] | None = None,
     waiver_problems: Sequence[Problem] = (), docs_at: str | None = None,
+    waivers_file: str | None = None, quiet: bool = False,
 ) -> Bodies:
     """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
     masked while still plain) and the digest's labels before they are compressed; the caller
@@ -141,7 +142,8 @@ def render_comments(
         link=links,
         rules_url=rules_url(docs_at), waiver_hints=hints,
         full_report_hint=hint or report_hint(run_url), waiver_in_pr=waiver_in_pr,
-        checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems))
+        checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems),
+        waivers_file=waivers_file or DEFAULT_WAIVERS_FILE, head=pr.head, quiet=quiet)
     if redact is not None:
         view = redact.scrub(view)
     env = (_builtin_environment() if template_dir is None and template_files is None

@@ -52,6 +52,7 @@ class CommentAction(StrEnum):
     UNCHANGED = "unchanged"
     RECREATED = "recreated"
     SKIPPED_NEWER = "skipped_newer"
+    SKIPPED_QUIET = "skipped_quiet"  # nothing changed and there was no comment to update
     OFF = "off"
     FORBIDDEN = "forbidden"  # token may not write: save the comment for a trusted workflow
 
@@ -78,6 +79,7 @@ def upsert_comment(
     is_newer: Callable[[str], bool] | None = None,
     author: str | None = None,
     timestamp: str | None = None,
+    create: bool = True,
 ) -> CommentOutcome:
     """Keep this gate's comment on pull request ``number`` up to date.
 
@@ -95,11 +97,17 @@ def upsert_comment(
     when it was rendered for the pull request's current head and we were not, which needs
     no git history and is right after force-pushes too.
 
+    With ``create=False`` (a run where nothing changed, `comment-when: changed`) an existing
+    comment is edited in place whatever ``behaviour`` says, and none is created
+    (``SKIPPED_QUIET``).
+
     A 403 on any call returns ``FORBIDDEN`` instead of raising; other failures raise.
     """
     behaviour = Behaviour(behaviour)
     if behaviour is Behaviour.OFF:
         return CommentOutcome(CommentAction.OFF)
+    if not create:
+        behaviour = Behaviour.UPDATE
     if timestamp is None:
         rendered = parse_marker(body)
         timestamp = rendered.timestamp if rendered else format_timestamp(datetime.now(UTC))
@@ -118,6 +126,7 @@ def upsert_comment(
             behaviour=behaviour,
             is_newer=newer,
             author=author,
+            create=create,
         )
     except GitHubForbidden as exc:
         return CommentOutcome(CommentAction.FORBIDDEN, detail=str(exc))
@@ -135,6 +144,7 @@ def _upsert(
     behaviour: Behaviour,
     is_newer: Callable[[str], bool],
     author: str | None,
+    create: bool = True,
 ) -> CommentOutcome:
     known: list[str] = [author] if author else []
 
@@ -162,6 +172,8 @@ def _upsert(
                        repo=repo, number=number, login=login, gate_id=gate_id, full=full,
                        short=short)
     if not ours:
+        if not create:
+            return CommentOutcome(CommentAction.SKIPPED_QUIET)
         return _settle(client, post(CommentAction.CREATED), repo=repo, number=number,
                        login=login, gate_id=gate_id, full=full, short=short)
     # Duplicates can exist (another tool, a retried POST); keep editing the oldest.

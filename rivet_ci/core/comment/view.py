@@ -21,8 +21,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rivet_ci import RIVET_VERSION
+from rivet_ci.core.comment.picture import CampaignPicture, build_picture
 from rivet_ci.core.comment.since import SinceLastPush
-from rivet_ci.core.common.text import plural
+from rivet_ci.core.common.fast_model import construct
+from rivet_ci.core.common.text import people_numbers, plural, reason_anchor
 from rivet_ci.core.gate.diff import (
     REPO_SCOPE,
     ConfigChange,
@@ -35,8 +37,13 @@ from rivet_ci.core.gate.diff import (
     reason_numbers,
 )
 from rivet_ci.core.gate.policy import GateResult
-from rivet_ci.core.gate.waivers import ISOLATION_KIND, WaiverNote
-from rivet_ci.core.plan.planner import FactsOrigin
+from rivet_ci.core.gate.waivers import (
+    ISOLATION_KIND,
+    WAIVABLE_KINDS,
+    WaiverNote,
+    waiver_file_entry,
+)
+from rivet_ci.core.plan.planner import FactsOrigin, Plan
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
 
 # A PR with more changed rows than this gets the summary and the grouped causes first, and its
@@ -51,7 +58,7 @@ BIGGEST_MOVERS = 3
 PROBLEM_KINDS = ("config-error", "plan-refused")
 
 WhyKind = Literal["config", "added", "removed", "detail", "isolation", "cleared", "text",
-                  "broken"]
+                  "broken", "unknown"]
 
 
 class WhyPart(BaseModel):
@@ -116,6 +123,7 @@ class ChangedRow(BaseModel):
     waived: bool
     why: tuple[WhyPart, ...]
     reasons: tuple[Reason, ...]
+    rules_url: str | None = None  # the scoring rules, whose anchors the reason kinds link to
 
     @property
     def magnitude(self) -> int:
@@ -174,6 +182,12 @@ class FindingLine(BaseModel):
     url: str | None
     export_name: str | None
     waiver_hint: str | None = None  # the waiver line that would accept it
+    # The waivers-file entry that would accept it (an export the base does not have, or a
+    # finding without an export: no line on the base branch to comment on).
+    waiver_yaml: str | None = None
+    source_group: str | None = None
+    where: str | None = None  # config errors: `path:line` (linked), then `detail`
+    detail: str | None = None
 
 
 class WarningLine(BaseModel):
@@ -213,6 +227,10 @@ class ProblemLine(BaseModel):
 
     text: str
     status: str
+    where: str | None = None  # `path:line`, linked to `url`; `detail` is the rest of `text`
+    detail: str | None = None
+    url: str | None = None
+    kind: str = "config-error"
 
 
 class CommentView(BaseModel):
@@ -257,6 +275,9 @@ class CommentView(BaseModel):
     unplanned_cost: tuple[FindingLine, ...] = ()
     rivet_version: str = RIVET_VERSION  # the rivet release modelled, in the footer
     renames: tuple[RenameLine, ...] = ()
+    waivers_file: str = ".rivet-ci/waivers.yaml"
+    picture: CampaignPicture | None = None  # the head campaign (Mermaid), when anything changed
+    quiet: bool = False  # the PR changes no config file and no finding
 
     @property
     def large(self) -> bool:
@@ -321,14 +342,21 @@ def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
         if b.group() != h.group():
             label, unit = _label(head.message, h.start(), h.end())
             suffix = f" {unit}" if unit else ""
-            parts.append(WhyPart(kind="detail", text=label, before=b.group() + suffix,
-                                 after=h.group() + suffix))
+            parts.append(WhyPart(kind="detail", text=label,
+                                 before=people_numbers(b.group()) + suffix,
+                                 after=people_numbers(h.group()) + suffix))
     if not parts and len(before) != len(after):
         parts.append(WhyPart(kind="text", text=f"{head.kind} reworded"))
     return parts
 
 
-def why_parts(change: ExportChange, link: LinkFor | None = None) -> tuple[WhyPart, ...]:
+def reason_url(rules_url: str | None, kind: str) -> str | None:
+    """The row of a reason kind in the scoring rules (one anchor per kind, rule_docs.py)."""
+    return f"{rules_url}#{reason_anchor(kind)}" if rules_url else None
+
+
+def why_parts(change: ExportChange, link: LinkFor | None = None,
+              rules_url: str | None = None) -> tuple[WhyPart, ...]:
     if change.status == "not-planned" and change.broken_at is not None:
         at = change.broken_at
         where = f"{at.file}:{at.line}" if at.line else at.file
@@ -336,11 +364,10 @@ def why_parts(change: ExportChange, link: LinkFor | None = None) -> tuple[WhyPar
         return (WhyPart(kind="broken", text=what, before=where,
                         url=link(at.file, at.line) if link else None),)
     effect = _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
-                        change.reasons_removed)
+                        change.reasons_removed, rules_url=rules_url)
     if change.broken_at is not None and any(p.kind == "cleared" for p in effect):
         # Beside exports its file's error kept from being planned: isolation is unknown.
-        effect = tuple(WhyPart(kind="text", text=f"isolation unknown while "
-                                                 f"{change.broken_at.file} is broken")
+        effect = tuple(WhyPart(kind="unknown", text=change.broken_at.file)
                        if p.kind == "cleared" else p for p in effect)
     if not change.config_changes:
         return effect
@@ -363,9 +390,10 @@ _WHY_CACHE: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
 
 def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
                renamed_from: str | None, reasons_added: tuple[str, ...],
-               reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+               reasons_removed: tuple[str, ...], *,
+               rules_url: str | None = None) -> tuple[WhyPart, ...]:
     # A mass change repeats the same why thousands of times: compute each distinct one once.
-    key = (renamed_from, reasons_added, reasons_removed,
+    key = (renamed_from, reasons_added, reasons_removed, rules_url,
            None if b is None else (b.cost_class, b.risk_class, b.source_group,
                                    b.isolate_on_source, *(r.message for r in b.reasons)),
            None if h is None else (h.cost_class, h.risk_class, h.source_group,
@@ -375,13 +403,14 @@ def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
         if len(_WHY_CACHE) > 10_000:
             _WHY_CACHE.clear()
         hit = _WHY_CACHE[key] = _compute_why(b, h, renamed_from, reasons_added,
-                                             reasons_removed)
+                                             reasons_removed, rules_url=rules_url)
     return hit
 
 
 def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
                  renamed_from: str | None, reasons_added: tuple[str, ...],
-                 reasons_removed: tuple[str, ...]) -> tuple[WhyPart, ...]:
+                 reasons_removed: tuple[str, ...], *,
+                 rules_url: str | None = None) -> tuple[WhyPart, ...]:
     parts: list[WhyPart] = []
     if renamed_from:
         parts.append(WhyPart(kind="text", text=f"renamed from {renamed_from}"))
@@ -393,8 +422,10 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
         parts.append(WhyPart(kind="isolation", text=h.source_group or "?"))
     elif b is not None and b.isolate_on_source and not h.isolate_on_source:
         parts.append(WhyPart(kind="cleared", text=b.source_group or "?"))
-    parts += [WhyPart(kind="added", text=k) for k in reasons_added if k != ISOLATION_KIND]
-    parts += [WhyPart(kind="removed", text=k) for k in reasons_removed if k != ISOLATION_KIND]
+    parts += [WhyPart(kind="added", text=k, url=reason_url(rules_url, k))
+              for k in reasons_added if k != ISOLATION_KIND]
+    parts += [WhyPart(kind="removed", text=k, url=reason_url(rules_url, k))
+              for k in reasons_removed if k != ISOLATION_KIND]
     if b is None:
         return tuple(parts)
     if b.risk_class != h.risk_class:
@@ -407,9 +438,16 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
     return tuple(parts)
 
 
-def _cause_key(row: ChangedRow) -> tuple[object, ...]:
-    """What a "same change" line shows, and nothing else: two groups never read the same."""
-    why = tuple((p.kind, p.text, p.before, p.after) for p in row.why if p.kind != "isolation")
+def _cause_key(row: ChangedRow, memo: dict[int, tuple[object, ...]] | None = None,
+               ) -> tuple[object, ...]:
+    """What a "same change" line shows, and nothing else: two groups never read the same.
+    `memo` keeps each why's part of the key by the why object (rows changed alike share it)."""
+    why = memo.get(id(row.why)) if memo is not None else None
+    if why is None:
+        why = tuple((p.kind, p.text, p.before, p.after) for p in row.why
+                    if p.kind != "isolation")
+        if memo is not None:
+            memo[id(row.why)] = why
     moved = row.status == "changed"
     return (row.status, row.delta,
             (row.class_base, row.class_head) if moved and row.class_base != row.class_head
@@ -429,12 +467,13 @@ def _no_links(_path: str, _line: int | None) -> str | None:
 
 
 def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
-         waived: set[tuple[str | None, str]], link: LinkFor) -> ChangedRow:
+         waived: set[tuple[str | None, str]], link: LinkFor,
+         rules_url: str | None = None) -> ChangedRow:
     b, h = change.base, change.head
     latest: ExportRecommendation | None = h or b
     assert latest is not None  # a change always has one side
     key = (change.config_path, change.export_name)
-    why = why_parts(change, link)
+    why = why_parts(change, link, rules_url)
     if change.cost_unknown_head:
         why = (*why, WhyPart(kind="text",
                              text=f"cost unknown: {change.cost_unknown_why or 'no facts'}"))
@@ -442,17 +481,19 @@ def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
         why = (*why, WhyPart(kind="text", text=f"costed from the catalog of "
                                                f"{change.catalog_relation}"))
     # Every field comes from validated models: construct without re-validating (3,000 rows).
-    return ChangedRow.model_construct(
-        export_name=change.export_name, file=change.config_path, line=change.line,
-        url=link(change.config_path, change.line), status=change.status,
-        score_base=b.priority_score if b else None, score_head=h.priority_score if h else None,
-        delta=change.score_delta,
-        class_base=b.priority_class if b else None, class_head=h.priority_class if h else None,
-        cost_base=b.cost_class if b else None, cost_head=h.cost_class if h else None,
-        wave_base=b.recommended_wave if b else None, wave_head=h.recommended_wave if h else None,
-        blocking=key in blocking, waived=key in waived and key not in blocking,
-        why=why, reasons=latest.reasons,
-    )
+    return construct(ChangedRow, {
+        "export_name": change.export_name, "file": change.config_path, "line": change.line,
+        "url": link(change.config_path, change.line), "status": change.status,
+        "score_base": b.priority_score if b else None,
+        "score_head": h.priority_score if h else None, "delta": change.score_delta,
+        "class_base": b.priority_class if b else None,
+        "class_head": h.priority_class if h else None,
+        "cost_base": b.cost_class if b else None, "cost_head": h.cost_class if h else None,
+        "wave_base": b.recommended_wave if b else None,
+        "wave_head": h.recommended_wave if h else None,
+        "blocking": key in blocking, "waived": key in waived and key not in blocking,
+        "why": why, "reasons": latest.reasons,
+        "rules_url": rules_url})
 
 
 def _row_priority(row: ChangedRow) -> tuple[int, int, str, str]:
@@ -467,8 +508,9 @@ def _summary(rows: Sequence[ChangedRow]) -> Summary:
     wave_moves = Counter((r.wave_base, r.wave_head) for r in changed
                          if r.wave_base != r.wave_head)
     groups: dict[tuple[object, ...], list[ChangedRow]] = {}
+    memo: dict[int, tuple[object, ...]] = {}  # the rows (and their whys) outlive it
     for row in rows:
-        groups.setdefault(_cause_key(row), []).append(row)
+        groups.setdefault(_cause_key(row, memo), []).append(row)
     causes = sorted((g for g in groups.values() if len(g) >= 2),
                     key=lambda g: (-len(g), g[0].export_name))[:MAX_CAUSE_GROUPS]
     movers = sorted((r for r in changed if r.delta), key=lambda r: (-abs(r.delta or 0),
@@ -509,19 +551,60 @@ def _warning_line(w: WarningChange) -> WarningLine:
         broken_file=w.broken_file)
 
 
-def _finding_text(f: Finding) -> str:
+def _finding_text(f: Finding, warnings: Mapping[tuple[str, str], WarningChange]) -> str:
     if f.kind == "new-isolation":
-        return f"🔒 must now run alone on source group {f.source_group}"
+        return "🔒 must now run alone on source group"  # the template names the group
+    if f.kind == "new-warning" and f.source_group is not None:
+        w = warnings.get((f.file or REPO_SCOPE, f.source_group))
+        if w is not None and w.kind_head is not None:
+            what = ("heavy exports" if w.kind_head == "heavy" else "exports sharing the source")
+            return f"new campaign warning: {len(w.members_head):,} {what} (see below)"
     if f.export_name and f.message.startswith(f"{f.export_name}: "):
         return f.message[len(f.export_name) + 2:]
     return f.message
 
 
-def _finding_line(f: Finding, link: LinkFor, hints: dict[int, str]) -> FindingLine:
-    return FindingLine(kind=f.kind, message=f.message, text=_finding_text(f), file=f.file,
-                       line=f.line,
+def split_location(message: str, file: str | None, line: int | None) -> tuple[str | None, str]:
+    """A problem's `path:line` and the rest of its text (`field: message`), from the location
+    the finding carries (the text is not parsed for it)."""
+    if file is None:
+        return None, message
+    where = f"{file}:{line}" if line else file
+    if message.startswith(where + ": "):
+        rest = message[len(where) + 2:]
+        # `exports[0].chunk_colum: unknown key ...`: the field shown as code
+        if field := _FIELD.match(rest):
+            rest = f"`{field.group(1)}`: {rest[field.end():]}" if "`" not in field.group(1) \
+                else rest
+        return where, rest
+    return None, message
+
+
+_FIELD = re.compile(r"([A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*)*): ")
+
+
+def _finding_line(f: Finding, link: LinkFor, hints: dict[int, str],
+                  warnings: Mapping[tuple[str, str], WarningChange],
+                  new_exports: set[tuple[str, str]]) -> FindingLine:
+    where, detail = split_location(f.message, f.file, f.line)
+    hint = hints.get(id(f))
+    yaml_hint = None
+    if f.kind in WAIVABLE_KINDS and (f.export_name is None
+                                     or (f.file or "", f.export_name) in new_exports):
+        yaml_hint, hint = waiver_file_entry(f), None
+    return FindingLine(kind=f.kind, message=f.message, text=_finding_text(f, warnings),
+                       file=f.file, line=f.line,
                        url=link(f.file, f.line) if f.file else None, export_name=f.export_name,
-                       waiver_hint=hints.get(id(f)))
+                       waiver_hint=hint, waiver_yaml=yaml_hint, source_group=f.source_group,
+                       where=where, detail=detail)
+
+
+def _problem_line(f: Finding, link: LinkFor) -> ProblemLine:
+    where, detail = split_location(f.message, f.file, f.line)
+    # A fixed error's line is on the base: no link into the head commit.
+    url = link(f.file, f.line) if f.file and where and f.status != "resolved" else None
+    return ProblemLine(text=f.message, status=f.status, where=where, detail=detail, url=url,
+                       kind=f.kind)
 
 
 def _cap(items: Sequence[object], limit: int) -> int:
@@ -535,6 +618,8 @@ def build_comment_view(
     rules_url: str | None = None, waiver_hints: dict[int, str] | None = None,
     full_report_hint: str = "the job summary and `plan.json`", waiver_in_pr: str = "block",
     checked: Mapping[str, int] | None = None, waiver_problems: tuple[str, ...] = (),
+    waivers_file: str = ".rivet-ci/waivers.yaml", head: Plan | None = None,
+    quiet: bool = False,
 ) -> CommentView:
     """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
     link = link or _no_links
@@ -542,17 +627,21 @@ def build_comment_view(
     waived_keys = {(w.finding.file, w.finding.export_name) for w in gate.waived
                    if w.finding.export_name}
     renamed = {r.before: r for r in diff.group_renames}
-    pure = [c for c in diff.changed_exports if _only_group_renamed(c, renamed)]
+    pure = [c for c in diff.changed_exports if _only_group_renamed(c, renamed)] if renamed else []
     pure_ids = {id(c) for c in pure}
-    rows = sorted((_row(c, blocking_keys, waived_keys, link) for c in diff.changed_exports
+    rows = sorted((_row(c, blocking_keys, waived_keys, link, rules_url)
+                   for c in diff.changed_exports
                    if id(c) not in pure_ids), key=_row_priority)
     renames = _rename_lines(diff, pure)
     large = len(rows) > LARGE_PR_ROWS
     hints = waiver_hints or {}
-    blocking = [_finding_line(f, link, hints) for f in gate.blocking]
+    by_group = {(w.scope, w.group): w for w in diff.warnings}
+    new_exports = {(c.config_path, c.export_name) for c in diff.changed_exports
+                   if c.status == "added"}
+    blocking = [_finding_line(f, link, hints, by_group, new_exports) for f in gate.blocking]
     blocking_ids = {id(f) for f in gate.blocking} | {id(w.finding) for w in gate.waived}
     # Config errors not already listed as blocking (each finding once).
-    problems = [ProblemLine(text=f.message, status=f.status) for f in diff.findings
+    problems = [_problem_line(f, link) for f in diff.findings
                 if f.kind in PROBLEM_KINDS and id(f) not in blocking_ids]
     warnings = [_warning_line(w) for w in diff.warnings if w.changed]
     unplanned = [_finding_line(f, link, hints) for f in diff.findings
@@ -577,7 +666,8 @@ def build_comment_view(
     }
     return CommentView(
         gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
-        headline=headline(gate.passed, counts), policy=gate.policy, counts=counts,
+        headline=QUIET_HEADLINE if quiet and gate.passed else headline(gate.passed, counts),
+        policy=gate.policy, counts=counts, quiet=quiet,
         checked_line=checked_text(checked) if checked is not None else None, since=since,
         blocking=tuple(blocking[:MAX_LISTED]), omitted_blocking=_cap(blocking, MAX_LISTED),
         waivers=gate.notes, summary=_summary(rows) if large else None,
@@ -591,6 +681,8 @@ def build_comment_view(
         rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
         waiver_problems=waiver_problems[:MAX_LISTED], renames=tuple(renames[:MAX_LISTED]),
         unplanned_cost=tuple(unplanned[:MAX_LISTED]),
+        waivers_file=waivers_file,
+        picture=build_picture(head, diff) if head is not None and (rows or warnings) else None,
     )
 
 
@@ -616,6 +708,9 @@ def _rename_lines(diff: PlanDiff, pure: Sequence[ExportChange]) -> list[RenameLi
     return [RenameLine(before=r.before, after=r.after, exports=r.exports,
                        changed=r.exports - quiet[r.after], warning=r.after in carried)
             for r in diff.group_renames]
+
+
+QUIET_HEADLINE = "✅ gate passed — nothing to review (no rivet config or finding changed)"
 
 
 def checked_text(checked: Mapping[str, int]) -> str:

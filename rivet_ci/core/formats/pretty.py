@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rivet_ci.core.common.text import plural
+from rivet_ci.core.common.text import people_numbers, plural
 from rivet_ci.core.plan.planner import ConfigPlan, Plan, PlannedExport
 from rivet_ci.core.plan.signals import PREFLIGHT_FAILED_VERDICT, PREFLIGHT_FAILED_WARNING
 
@@ -18,7 +18,7 @@ def _export_block(export: PlannedExport, *, no_facts: bool = False) -> list[str]
              + (f"  · source_group {rec.source_group}" if rec.source_group else "")]
     if export.signals is not None:
         s = export.signals
-        rows = "unknown" if s.row_estimate is None else f"~{s.row_estimate}"
+        rows = "unknown" if s.row_estimate is None else f"~{s.row_estimate:,}"
         chunks = f"  · chunks {s.chunk_count}" if s.chunk_count is not None else ""
         # Without any facts source no preflight was attempted: rivet's "preflight failed"
         # wording would blame a preflight that never ran.
@@ -32,7 +32,7 @@ def _export_block(export: PlannedExport, *, no_facts: bool = False) -> list[str]
                  f"(wave {rec.recommended_wave})  · cost {rec.cost_class} · risk {rec.risk_class}"
                  + ("  · ISOLATE ON SOURCE" if rec.isolate_on_source else ""))
     lines.append("  Prioritize :")
-    lines.extend(f"    • [{r.kind}] {r.message}" for r in rec.reasons)
+    lines.extend(f"    • [{r.kind}] {people_numbers(r.message)}" for r in rec.reasons)
     return lines
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rivet_ci.core.common.text import reason_anchor
 from rivet_ci.core.plan import diagnostics as d
 from rivet_ci.core.plan.scoring import SCORE_TABLE
 
@@ -28,6 +29,24 @@ def score_table() -> str:
         message = _cell(row.message) if row.message else "—"
         lines.append(f"| {row.step} | {row.rule} | {row.condition} | {_delta(row.delta)} | "
                      f"{kind} | {message} |")
+    return "\n".join(lines)
+
+
+def reason_kinds() -> tuple[str, ...]:
+    """Every reason kind the scoring rules give, in rule order."""
+    return tuple(dict.fromkeys(row.kind for row in SCORE_TABLE if row.kind))
+
+
+def reason_kind_table() -> str:
+    """One row, and one anchor, per reason kind: what gives it and what it does to the score
+    (a negative delta is worse: the export runs later)."""
+    lines = ["| reason kind | given when | score |", "|---|---|---|"]
+    for kind in reason_kinds():
+        rows = [row for row in SCORE_TABLE if row.kind == kind]
+        when = "; ".join(f"{row.rule}: {row.condition}" for row in rows)
+        deltas = ", ".join(dict.fromkeys(_delta(row.delta) for row in rows))
+        anchor = reason_anchor(kind)
+        lines.append(f'| <a id="{anchor}"></a>`{kind}` | {_cell(when)} | {deltas} |')
     return "\n".join(lines)
 
 
@@ -55,6 +74,7 @@ def suggestion_table() -> str:
 # name of the generated block in the docs → its renderer
 GENERATED: dict[str, Callable[[], str]] = {
     "score-table": score_table,
+    "reason-kinds": reason_kind_table,
     "warning-table": warning_table,
     "validate-table": validate_table,
     "suggestion-table": suggestion_table,

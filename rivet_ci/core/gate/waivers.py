@@ -21,6 +21,7 @@ does not apply, so a PR cannot wave its own findings through.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -82,6 +83,35 @@ def waiver_comment(f: Finding) -> str:
     fp = finding_fingerprint(f)
     fields = "".join(f" {k}={fp[k]}" for k in ("group", "score") if fp[k])
     return f"# rivet-ci: allow {f.kind}{fields} -- <reason>"
+
+
+_PLAIN_SCALAR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
+
+
+def _yaml_scalar(value: str) -> str:
+    """`value` as a YAML scalar that reads back as the same string (JSON-quoted unless plain)."""
+    if _PLAIN_SCALAR.fullmatch(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"})
+
+
+def waiver_file_entry(f: Finding) -> str:
+    """The waivers-file entry (YAML, `waivers:` list) that would accept `f`: for a finding with
+    no line on the base branch to comment on (a new export, a source-group warning)."""
+    fp = finding_fingerprint(f)
+    lines = ["waivers:", f"  - kind: {f.kind}"]
+    if f.export_name:
+        lines.append(f"    export: {_yaml_scalar(f.export_name)}")
+    for key in ("group", "score"):
+        if fp[key]:
+            lines.append(f"    {key}: {_yaml_scalar(str(fp[key]))}")
+    if f.file:
+        lines.append(f"    file: {_yaml_scalar(f.file)}")
+    lines.append("    reason: <why this is acceptable>")
+    return "\n".join(lines)
 
 
 class WaivedFinding(BaseModel):
