@@ -1,4 +1,5 @@
-"""`comment-when`: quiet when nothing changed (issue 22, item 6). A pull request that changes no
+"""`comment-when`: quiet when nothing changed (issue 22, item 6), and the comment re-rendered
+from an action's plan.json (`show --format markdown`, item 9). A pull request that changes no
 config file and no finding gets no new comment under the default `comment-when: changed`; an
 existing comment is edited to say nothing changed; the step summary, `plan.json`, the comment
 file and the outputs are written as always. Run end to end against the fake GitHub.
@@ -6,11 +7,15 @@ file and the outputs are written as always. Run end to end against the fake GitH
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from support.action import PR, REPO, Workspace, add_order_items, example_configs, run_action
 from support.fake_github import FakeGitHub
-from support.pr import parse_outputs
+from support.pr import parse_outputs, run_cli
 
 from rivet_ci.core.comment.view import QUIET_HEADLINE
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def app_only(ws: Workspace, text: str = "print('hello')\n") -> str:
@@ -74,3 +79,38 @@ def test_a_pr_that_only_moves_a_finding_is_not_quiet(gh: FakeGitHub, ws: Workspa
     assert result.code == 0, result.stderr
     (comment,) = gh.comments(REPO, PR)
     assert QUIET_HEADLINE not in comment["body"]
+
+
+# -- `rivet-ci show plan.json --format markdown` ----------------------------------------------
+
+
+def test_show_re_renders_the_comment_from_the_actions_plan_json(gh: FakeGitHub,
+                                                                ws: Workspace) -> None:
+    head = add_order_items(ws)
+    gh.add_pull(REPO, PR, head_sha=head)
+    result, _ = run_action(gh, ws, head, fail_on="config-error, new-isolation")
+    assert result.code == 1, result.stderr
+    (comment,) = gh.comments(REPO, PR)
+    shown = run_cli(["show", "plan.json", "--format", "markdown"], cwd=ws.path,
+                    environ={"GITHUB_REPOSITORY": REPO, "GITHUB_SERVER_URL": "https://github.com"})
+    assert shown.code == 0, shown.stderr
+
+    def parts(body: str) -> list[str]:
+        # what a reviewer reads: headline, blocking lines, table rows, warnings, the picture
+        return [line for line in body.splitlines()
+                if line.startswith(("**❌", "**✅", "- ❌", "| ", "- ⚠️", "    w"))]
+
+    assert parts(shown.stdout) == parts(comment["body"])
+    assert len(parts(shown.stdout)) > 8
+    assert shown.stdout.startswith("<!-- rivet-ci:comment id=default head=" + head)
+
+
+def test_show_markdown_needs_a_pull_request_document(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    result = run_cli(["plan", str(EXAMPLES / "pipelines"), "--facts",
+                      str(EXAMPLES / "facts.yaml"), "--format", "json", "--output", str(plan)],
+                     cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    shown = run_cli(["show", str(plan), "--format", "markdown"], cwd=tmp_path)
+    assert shown.code == 2
+    assert "has no pull-request keys" in shown.stderr and shown.stdout == ""

@@ -10,6 +10,7 @@ from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
+from rivet_ci.commands.progress import SlowNotice
 from rivet_ci.core.comment.view import checked_text
 from rivet_ci.core.gate.policy import PolicyError, parse_policy
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
@@ -102,18 +103,24 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                          report.document_chunks(), ctx.redact, root=ctx.cwd,
                          stream=ctx.stdout if args.format == "json" else None)
 
-    report = review_pull_request(
-        Sides(repo, args.base, args.head or "HEAD", globs, worktree=worktree,
-              waivers_file=args.waivers or None, cache=cache,
-              full_plans=args.format == "json" or args.output is not None),
-        FactsSource(facts, origin, facts_problems, environ={**ctx.environ, **(params or {})}),
-        policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
-        clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,
-        comment=CommentOptions(
-            gate_id=args.gate_id, links=lambda sha: linker_from_environ(ctx.environ, sha),
-            template_dir=args.template_dir, hint=local_hint(args.output),
-        ) if args.format == "markdown" else None,
-        on_document=write_document)
+    # A line on a terminal (or with RIVET_CI_PROGRESS=1) when planning takes over a second.
+    notice = SlowNotice(ctx.stderr, "planning base and head",
+                        enabled=ctx.interactive or ctx.environ.get("RIVET_CI_PROGRESS") == "1")
+    try:
+        report = review_pull_request(
+            Sides(repo, args.base, args.head or "HEAD", globs, worktree=worktree,
+                  waivers_file=args.waivers or None, cache=cache,
+                  full_plans=args.format == "json" or args.output is not None),
+            FactsSource(facts, origin, facts_problems, environ={**ctx.environ, **(params or {})}),
+            policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
+            clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,
+            comment=CommentOptions(
+                gate_id=args.gate_id, links=lambda sha: linker_from_environ(ctx.environ, sha),
+                template_dir=args.template_dir, hint=local_hint(args.output),
+            ) if args.format == "markdown" else None,
+            on_document=write_document)
+    finally:
+        notice.close()
     pr, gate = report.pr, report.gate
     if report.bodies is not None:
         ctx.stdout.write(report.bodies.comment)

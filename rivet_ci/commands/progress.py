@@ -37,3 +37,32 @@ class ProgressBar:
         if self._drawn:
             self._stream.write("\n")
             self._stream.flush()
+
+
+class SlowNotice:
+    """One line on stderr when a step takes longer than `after` seconds (`rivet-ci: planning
+    base and head …`), then, when it ends, how long it took. Only when `enabled` (stderr is a
+    terminal, or RIVET_CI_PROGRESS=1 asks for it in a log)."""
+
+    def __init__(self, stream: TextIO, label: str, *, enabled: bool, after: float = 1.0) -> None:
+        self._stream = stream
+        self._label = label
+        self._started = time.monotonic()
+        self._shown = threading.Event()
+        self._timer = threading.Timer(after, self._show) if enabled else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _show(self) -> None:
+        self._stream.write(f"rivet-ci: {self._label} …\n")
+        self._stream.flush()
+        self._shown.set()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._shown.is_set():
+            self._stream.write(f"rivet-ci: {self._label}: done in "
+                               f"{time.monotonic() - self._started:.1f} s\n")
+            self._stream.flush()

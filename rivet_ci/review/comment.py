@@ -25,8 +25,10 @@ from rivet_ci.core.comment.view import TOP_ROWS_LARGE, CommentView, LinkFor, bui
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.patterns import COMMIT_SHA
 from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.gate.diff import PlanDiff
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE, WAIVABLE_KINDS, waiver_comment
+from rivet_ci.core.plan.planner import Plan
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.output.render import (
     RowCache,
@@ -162,3 +164,25 @@ def render_comments(
     summary, _ = render_within_limit(summary_view, env, STEP_SUMMARY_LIMIT, cache=cache,
                                      lengths=lengths)
     return Bodies(comment=comment, short=short, summary=summary, view=view)
+
+
+def comment_from_document(
+    diff: PlanDiff, gate: GateResult, head: Plan, *, base_sha: str, head_sha: str,
+    timestamp: str, facts_text: str, gate_id: str = "default", links: LinkFor | None = None,
+    hint: str | None = None,
+) -> str:
+    """The comment of a pull request re-rendered from its `plan.json` (`rivet-ci show
+    --format markdown`): the same view and template, without "since your last push" (the
+    previous comment is not in the document). Within GitHub's limit, like the action's."""
+    view = build_comment_view(
+        diff, gate, gate_id=gate_id, marker=make_marker(gate_id, head_sha, timestamp),
+        base_sha=base_sha, head_sha=head_sha, facts=facts_text, run_url=None, link=links,
+        rules_url=rules_url(),
+        waiver_hints={id(f): waiver_comment(f) for f in gate.blocking
+                      if f.kind in WAIVABLE_KINDS and f.export_name},
+        full_report_hint=hint or f"{code('plan.json')}", head=head)
+    cache = RowCache()
+    body, _ = render_within_limit(view, _builtin_environment(), GITHUB_COMMENT_LIMIT,
+                                  max_rows=TOP_ROWS_LARGE if view.large else None, cache=cache,
+                                  details=not view.large)
+    return body

@@ -16,6 +16,7 @@ a waiver the pull request adds itself applies is `waiver-in-pr: block|allow` (de
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -115,7 +116,8 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
     rules: set[str] = set()
     score_drop: int | None = None
     unknown: list[str] = []
-    given = [t.strip() for t in tokens if t.strip()]
+    # `--fail-on a,b` and `--fail-on a --fail-on b` alike, as the action input takes them
+    given = [t.strip() for token in tokens for t in token.split(",") if t.strip()]
     if not given:
         return GatePolicy()
     if "none" not in given:
@@ -132,11 +134,22 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
             unknown.append(token)
     if unknown:
         raise PolicyError(
-            f"unknown fail-on value(s): {', '.join(unknown)}; use any of "
-            f"{', '.join(SIMPLE_RULES)}, score-drop:N, none")
+            f"unknown fail-on value(s): {', '.join(_with_suggestion(t) for t in unknown)}; "
+            f"use any of {', '.join(SIMPLE_RULES)}, score-drop:N, none")
     if "none" in given and set(given) != {"none"}:
         raise PolicyError("fail-on: `none` cannot be combined with other values")
     return GatePolicy(rules=frozenset(rules), score_drop=score_drop)
+
+
+def _with_suggestion(token: str) -> str:
+    """`new-isolaton (did you mean new-isolation?)`: the nearest token, when one is near."""
+    head, _, number = token.lower().partition(":")
+    if difflib.get_close_matches(head, ["score-drop"], n=1, cutoff=0.7):
+        example = f"score-drop:{number}" if number.isdigit() and len(number) <= 3 else (
+            "score-drop:N (N = 0-999)")
+        return f"{token} (did you mean {example}?)"
+    near = difflib.get_close_matches(token.lower(), [*SIMPLE_RULES, "none"], n=1, cutoff=0.6)
+    return f"{token} (did you mean {near[0]}?)" if near else token
 
 
 def is_blocking(finding: Finding, policy: GatePolicy) -> bool:
