@@ -21,9 +21,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from rivet_ci.core.gate.diff import PlanDiff
+from rivet_ci.core.gate.diff import ExportChange, PlanDiff
 from rivet_ci.core.plan.planner import Plan
-from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
+from rivet_ci.core.plan.recommendation import HEAVY_COST
 
 MAX_GROUPS_PER_WAVE = 8
 MAX_NAMED = 3  # export names listed in one box
@@ -67,40 +67,44 @@ def label_text(value: str) -> str:
 
 
 class _Box:
-    __slots__ = ("added", "group", "heavy", "isolated", "members", "moved")
+    __slots__ = ("added", "count", "group", "heavy", "isolated", "moved")
 
     def __init__(self, group: str) -> None:
         self.group = group
-        self.members: list[ExportRecommendation] = []
+        self.count = 0
         self.heavy: list[str] = []
         self.isolated: list[str] = []
         self.added: list[str] = []
         self.moved: list[str] = []
 
     def rank(self) -> tuple[int, int, int, str]:
-        return (-(len(self.added) + len(self.moved)), -len(self.heavy), -len(self.members),
+        return (-(len(self.added) + len(self.moved)), -len(self.heavy), -self.count,
                 self.group)
 
 
 def build_picture(head: Plan, diff: PlanDiff) -> CampaignPicture | None:
     """The head campaign's picture, or None when the head plans no export."""
-    changed = {(c.config_path, c.export_name): c for c in diff.changed_exports}
-    waves: dict[int, dict[str, _Box]] = {}
+    changed: dict[str, dict[str, ExportChange]] = {}
+    for c in diff.exports:
+        if c.status != "unchanged":
+            changed.setdefault(c.config_path, {})[c.export_name] = c
+    boxes: dict[tuple[int, str | None], _Box] = {}
     highlighted = 0
     for config in head.configs:
+        in_file = changed.get(config.path, {})
         for export in config.exports:
             rec = export.recommendation
-            group = rec.source_group or NO_GROUP
-            box = waves.setdefault(rec.recommended_wave, {}).get(group)
+            key = (rec.recommended_wave, rec.source_group)
+            box = boxes.get(key)
             if box is None:
-                box = waves[rec.recommended_wave][group] = _Box(group)
-            box.members.append(rec)
+                box = boxes[key] = _Box(rec.source_group or NO_GROUP)
+            box.count += 1
             name = rec.export_name
             if rec.cost_class in HEAVY_COST:
                 box.heavy.append(name)
             if rec.isolate_on_source:
                 box.isolated.append(name)
-            change = changed.get((config.path, name))
+            change = in_file.get(name)
             if change is None:
                 continue
             base = change.base
@@ -115,8 +119,11 @@ def build_picture(head: Plan, diff: PlanDiff) -> CampaignPicture | None:
                         and change.broken_at is None)):
                 box.moved.append(name)
                 highlighted += 1
-    if not waves:
+    if not boxes:
         return None
+    waves: dict[int, dict[str, _Box]] = {}
+    for (wave, _group), box in boxes.items():
+        waves.setdefault(wave, {})[box.group] = box
     return _render(waves, highlighted)
 
 
@@ -125,7 +132,7 @@ def _names(prefix: str, names: Iterable[str], budget: int) -> list[str]:
 
 
 def _box_label(box: _Box) -> tuple[str, str | None]:
-    count = len(box.members)
+    count = box.count
     head = f"{label_text(box.group)} · {count:,} export{'s' if count != 1 else ''}"
     if box.heavy:
         head += f" · {len(box.heavy):,} heavy"
@@ -158,7 +165,7 @@ def _render(waves: dict[int, dict[str, _Box]], highlighted: int) -> CampaignPict
     order = sorted(waves)
     for wave in order:
         members = waves[wave]
-        total = sum(len(b.members) for b in members.values())
+        total = sum(b.count for b in members.values())
         groups.update(members)
         lines.append(f'  subgraph w{wave}["wave {wave} · {total:,} '
                      f'export{"s" if total != 1 else ""}"]')
@@ -175,7 +182,7 @@ def _render(waves: dict[int, dict[str, _Box]], highlighted: int) -> CampaignPict
         rest = ranked[MAX_GROUPS_PER_WAVE:]
         if rest:
             node = f"w{wave}more"
-            count = sum(len(b.members) for b in rest)
+            count = sum(b.count for b in rest)
             lines.append(f'    {node}["and {len(rest):,} more groups · {count:,} exports"]')
             classes.setdefault("more", []).append(node)
             nodes.append(node)
