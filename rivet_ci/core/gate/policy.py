@@ -16,13 +16,13 @@ a waiver the pull request adds itself applies is `waiver-in-pr: block|allow` (de
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rivet_ci.core.common.patterns import did_you_mean
 from rivet_ci.core.gate.diff import Finding, PlanDiff
 from rivet_ci.core.gate.waivers import WaivedFinding, Waiver, WaiverNote, apply_waivers
 
@@ -144,12 +144,12 @@ def parse_policy(tokens: Iterable[str]) -> GatePolicy:
 def _with_suggestion(token: str) -> str:
     """`new-isolaton (did you mean new-isolation?)`: the nearest token, when one is near."""
     head, _, number = token.lower().partition(":")
-    if difflib.get_close_matches(head, ["score-drop"], n=1, cutoff=0.7):
+    if did_you_mean(head, ["score-drop"]) is not None and ":" in token:
         example = f"score-drop:{number}" if number.isdigit() and len(number) <= 3 else (
             "score-drop:N (N = 0-999)")
         return f"{token} (did you mean {example}?)"
-    near = difflib.get_close_matches(token.lower(), [*SIMPLE_RULES, "none"], n=1, cutoff=0.6)
-    return f"{token} (did you mean {near[0]}?)" if near else token
+    near = did_you_mean(token, [*SIMPLE_RULES, "none"])
+    return f"{token} (did you mean {near}?)" if near else token
 
 
 def is_blocking(finding: Finding, policy: GatePolicy) -> bool:
