@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -402,8 +403,21 @@ def _group_keys(plan: Plan, renames: Mapping[str, str],
     return out
 
 
+def _group_names(plan: Plan, memo: dict[int, _ConfigGroups]) -> set[str]:
+    out: set[str] = set()
+    for config in plan.configs:
+        groups = memo.get(id(config))
+        if groups is None:
+            groups = memo[id(config)] = _ConfigGroups(config)
+        out.update(groups.members)
+    return out
+
+
 def _group_renames(base: Plan, head: Plan, renames: Mapping[str, str],
                    memo: dict[int, _ConfigGroups]) -> list[GroupRename]:
+    base_names, head_names = _group_names(base, memo), _group_names(head, memo)
+    if not (base_names - head_names and head_names - base_names):
+        return []  # no group left and none came: nothing was renamed
     before, after = _group_keys(base, renames, memo), _group_keys(head, {}, memo)
     gone = {frozenset(members): group for group, members in before.items()
             if group not in after}
@@ -467,16 +481,25 @@ def _config_values(export: PlannedExport, full: bool) -> tuple[ConfigValue, ...]
     config = export.config
     group = export.recommendation.source_group
     if not full or config is None:
-        return (export.mode, export.strategy, *([None] * 8), group, None)
-    return (export.mode, export.strategy, config.chunk_column, config.chunk_size,
-            config.chunk_count, config.chunk_by_days, config.cursor_column,
-            config.cursor_fallback_column, config.time_column, config.days_window, group,
-            config.reconcile_required)
+        return (export.mode, export.strategy, *_NO_CONFIG, group, None)
+    chunk_column, *middle, reconcile = _CONFIG_VALUES(config)  # one C call for ten keys
+    return (export.mode, export.strategy, chunk_column, *middle, group, reconcile)
+
+
+# CONFIG_KEYS read from the config as written (mode, strategy and group come from the plan).
+_CONFIG_VALUES = attrgetter("chunk_column", "chunk_size", "chunk_count", "chunk_by_days",
+                            "cursor_column", "cursor_fallback_column", "time_column",
+                            "days_window", "reconcile_required")
+_NO_CONFIG = (None,) * 8
 
 
 def config_changes(before: PlannedExport, after: PlannedExport) -> tuple[ConfigChange, ...]:
     """What the PR changed in one export's config, in CONFIG_KEYS order (`strategy` only when
     `mode` did not change)."""
+    if before.config is after.config and before.mode == after.mode and (
+            before.strategy == after.strategy) and (before.recommendation.source_group
+                                                    == after.recommendation.source_group):
+        return ()  # one config object on both sides (a plan both share)
     full = before.config is not None and after.config is not None
     old, new = _config_values(before, full), _config_values(after, full)
     if old == new:
@@ -484,7 +507,8 @@ def config_changes(before: PlannedExport, after: PlannedExport) -> tuple[ConfigC
     out = []
     for key, b, h in zip(CONFIG_KEYS, old, new, strict=True):
         if b != h and not (key == "strategy" and old[0] != new[0]):
-            out.append(ConfigChange(key=key, before=b, after=h))
+            # values of the field types, from validated configs: built without re-validating
+            out.append(construct(ConfigChange, {"key": key, "before": b, "after": h}))
     return tuple(out)
 
 
