@@ -86,7 +86,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("error: ")]
+    return [line for line in stderr.splitlines() if line.startswith("rivet-ci: error: ")]
 
 
 def test_example_plans_cleanly() -> None:
@@ -103,8 +103,8 @@ def test_bad_config_exits_2_but_still_prints_and_writes_the_plan(repo: Path) -> 
     result = plan(repo, "pipelines", "--facts", "facts.yaml", "--output", "out/plan.json")
     assert result.code == USAGE_ERROR
     assert error_lines(result.stderr) == [
-        "error: pipelines/bad.yaml:9: exports[1].mode: unknown value `streaming`, expected one "
-        "of `full`, `incremental`, `chunked`, `time_window`, `cdc`"]
+        "rivet-ci: error: pipelines/bad.yaml:9: exports[1].mode: unknown value `streaming`, "
+        "expected one of `full`, `incremental`, `chunked`, `time_window`, `cdc`"]
     # Pretty output: the valid exports of both files, then the problem.
     for name in ("refunds", "invoices", "orders", "customers"):
         assert f"Export     : {name}  " in result.stdout
@@ -166,7 +166,8 @@ def test_export_option_repeats_and_reports_unknown_names(repo: Path) -> None:
                   "--export", "customers", "--export", "nope")
     assert result.code == USAGE_ERROR
     assert error_lines(result.stderr) == [
-        "error: <command line>: --export: no valid export named 'nope' in the given configs"]
+        "rivet-ci: error: <command line>: --export: no valid export named 'nope' in the given "
+        "configs"]
     assert "Export     : orders" in result.stdout and "Export     : customers" in result.stdout
 
 
@@ -175,8 +176,8 @@ def test_unreadable_and_missing_config_files(repo: Path) -> None:
     result = plan(repo, "pipelines", "missing.yaml", "--facts", "facts.yaml")
     assert result.code == USAGE_ERROR
     errors = error_lines(result.stderr)
-    assert errors[0].startswith("error: pipelines/latin1.yaml: cannot read: ")
-    assert errors[1] == "error: missing.yaml: cannot read: No such file or directory"
+    assert errors[0].startswith("rivet-ci: error: pipelines/latin1.yaml: cannot read: ")
+    assert errors[1] == "rivet-ci: error: missing.yaml: cannot read: No such file or directory"
     assert "Export     : orders" in result.stdout  # the readable file is still planned
 
 
@@ -184,7 +185,7 @@ def test_missing_facts_file_plans_everything_with_low_confidence(repo: Path) -> 
     result = plan(repo, "pipelines", "--facts", "nowhere.yaml", "--format", "json")
     assert result.code == USAGE_ERROR
     assert error_lines(result.stderr) == [
-        "error: nowhere.yaml: cannot read facts file: No such file or directory"]
+        "rivet-ci: error: nowhere.yaml: cannot read facts file: No such file or directory"]
     document = result.json()
     assert document["summary"]["exports"] == 2
     assert document["summary"]["low_confidence"] == 2
@@ -195,7 +196,7 @@ def test_bad_facts_file_is_reported_with_its_line(repo: Path) -> None:
     result = plan(repo, "pipelines", "--facts", "facts.yaml", "--format", "json")
     assert result.code == USAGE_ERROR
     (line,) = error_lines(result.stderr)
-    assert line.startswith("error: facts.yaml:6: exports.customers.row_estimate: ")
+    assert line.startswith("rivet-ci: error: facts.yaml:6: exports.customers.row_estimate: ")
     exports = result.json()["configs"][0]["exports"]
     assert [e["diagnostics"]["verdict"] for e in exports] == [
         "EFFICIENT", "unknown (preflight failed)"]

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.stderr.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
     errors = facts_errors(facts_problems)
     for problem in errors:
-        ctx.stderr.write(f"error: {problem.render()}\n")
+        ctx.stderr.write(f"rivet-ci: error: {problem.render()}\n")
     if errors:
         return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED

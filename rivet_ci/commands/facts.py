@@ -66,11 +66,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
               if (entry := facts.for_export(c.path, e.name)) and entry.preflight_error]
     total = sum(len(c.exports) for c in configs)
     for path, name, error in failed[:20]:
-        ctx.stderr.write(f"warning: {path}: {name}: preflight failed: {error}\n")
+        ctx.stderr.write(f"rivet-ci: warning: {path}: {name}: preflight failed: {error}\n")
     ctx.stderr.write(f"rivet-ci: observed {total - len(failed):,}/{plural(total, 'export')}"
                      + (f" → {output}" if output else "") + "\n")
     errors = [p for c in configs for p in c.problems if p.severity == "error"]
     for problem in errors:
-        ctx.stderr.write(f"error: {problem.render()}\n")
+        ctx.stderr.write(f"rivet-ci: error: {problem.render()}\n")
     return USAGE_ERROR if errors else OK
 

@@ -59,4 +59,5 @@ def warn_unused_params(params: dict[str, str] | None,
                       else set().union(*(c.placeholders for c in configs)))
     for key in sorted(params):
         if key not in used:
-            stderr.write("warning: " + RULE_BY_ID["W-param"].message.format(key=key) + "\n")
+            message = RULE_BY_ID["W-param"].message.format(key=key)
+            stderr.write(f"rivet-ci: warning: {message}\n")

@@ -203,7 +203,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             facts, notes = with_state_history(facts, configs, args.state_url, root=ctx.cwd,
                                               environ=ctx.environ)
             for note in notes:
-                ctx.stderr.write(f"warning: {note}\n")
+                ctx.stderr.write(f"rivet-ci: warning: {note}\n")
     only = frozenset(args.exports) if args.exports else None
     if only is not None:
         problems += unknown_exports(only, {e.name for c in configs for e in c.exports})

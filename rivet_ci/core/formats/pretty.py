@@ -74,9 +74,10 @@ def render_pretty(plan: Plan) -> str:
 
 
 def problem_lines(plan: Plan, limit: int = 50) -> list[str]:
-    """Each problem once, for stderr: `error: file:line: field: message` (then a count)."""
+    """Each problem once, for stderr: `rivet-ci: error: file:line: field: message` (then a
+    count) — the one prefix every rivet-ci message on stderr has."""
     problems = sorted(plan.all_problems, key=lambda p: p.severity != "error")
-    lines = [f"{p.severity}: {p.render()}" for p in problems[:limit]]
+    lines = [f"rivet-ci: {p.severity}: {p.render()}" for p in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"... and {len(problems) - limit:,} more (see the plan document)")
     return lines
