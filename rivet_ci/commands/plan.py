@@ -27,6 +27,7 @@ from rivet_ci.commands.options import (
     path_checker,
     warn_unused_params,
 )
+from rivet_ci.commands.progress import SlowNotice
 from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.common.text import plural
@@ -187,6 +188,17 @@ def write_document(plan: Plan, output: Path | None, fmt: str, ctx: Context) -> N
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    # On a terminal (or with RIVET_CI_PROGRESS=1), a line once planning has taken a second;
+    # `finish` then says how long it took.
+    notice = SlowNotice(ctx.stderr, "planning", done_line=False,
+                        enabled=ctx.interactive or ctx.environ.get("RIVET_CI_PROGRESS") == "1")
+    try:
+        return _run(args, ctx)
+    finally:
+        notice.close()
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> int:
     started = time.monotonic()
     if args.live and args.facts:
         raise UsageError("give either --facts FILE or --live, not both")

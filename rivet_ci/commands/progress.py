@@ -44,8 +44,10 @@ class SlowNotice:
     base and head …`), then, when it ends, how long it took. Only when `enabled` (stderr is a
     terminal, or RIVET_CI_PROGRESS=1 asks for it in a log)."""
 
-    def __init__(self, stream: TextIO, label: str, *, enabled: bool, after: float = 1.0) -> None:
+    def __init__(self, stream: TextIO, label: str, *, enabled: bool, after: float = 1.0,
+                 done_line: bool = True) -> None:
         self._stream = stream
+        self._done_line = done_line
         self._label = label
         self._started = time.monotonic()
         self._shown = threading.Event()
@@ -62,7 +64,7 @@ class SlowNotice:
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        if self._shown.is_set():
+        if self._shown.is_set() and self._done_line:
             self._stream.write(f"rivet-ci: {self._label}: done in "
                                f"{time.monotonic() - self._started:.1f} s\n")
             self._stream.flush()
