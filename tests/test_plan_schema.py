@@ -264,9 +264,9 @@ def test_plan_json_streamed_config_by_config_is_the_document_planned_whole(
     code, out, err = cli(["plan", *argv, "--format", "json", "--output", str(streamed)])
     assert code == code_whole, err
     assert out == whole.read_text(encoding="utf-8") == streamed.read_text(encoding="utf-8")
-    problems = [line for line in err.splitlines() if line.startswith(("rivet-ci: error:", "rivet-ci: warning:"))]
-    assert problems == [line for line in err_whole.splitlines()
-                        if line.startswith(("rivet-ci: error:", "rivet-ci: warning:"))]
+    prefixes = ("rivet-ci: error:", "rivet-ci: warning:")
+    problems = [line for line in err.splitlines() if line.startswith(prefixes)]
+    assert problems == [line for line in err_whole.splitlines() if line.startswith(prefixes)]
 
 
 def test_the_pull_request_document_streamed_is_the_same_bytes(
