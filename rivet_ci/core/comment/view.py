@@ -402,9 +402,17 @@ def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
     if hit is None:
         if len(_WHY_CACHE) > 10_000:
             _WHY_CACHE.clear()
-        hit = _WHY_CACHE[key] = _compute_why(b, h, renamed_from, reasons_added,
-                                             reasons_removed, rules_url=rules_url)
+            _SAME_WHY.clear()
+        parts = _compute_why(b, h, renamed_from, reasons_added, reasons_removed,
+                             rules_url=rules_url)
+        # Rows whose reasons differ only in wording share one why object, so everything keyed
+        # by it (its rendering, its "same change" key) is computed once for all of them.
+        hit = _WHY_CACHE[key] = _SAME_WHY.setdefault(
+            tuple((p.kind, p.text, p.before, p.after, p.name, p.url) for p in parts), parts)
     return hit
+
+
+_SAME_WHY: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
 
 
 def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
