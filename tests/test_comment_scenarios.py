@@ -26,8 +26,8 @@ from support.pr import (
     write_facts,
 )
 
-from rivet_ci import __version__
 from rivet_ci.core.gate.policy import SIMPLE_RULES
+from rivet_ci.review.comment import rules_url
 
 GH_ENV = {"GITHUB_REPOSITORY": "acme/pipelines", "GITHUB_SERVER_URL": "https://github.com"}
 # Every `fail-on` a team could write, the strictest included.
@@ -196,7 +196,7 @@ def test_a_mode_change_names_the_mode_before_its_effect(tmp_path: Path) -> None:
     (row,) = [line for line in body.splitlines() if line.startswith("| ")][1:]
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert cells[2] == "high\u00a0→\u00a0low" and cells[3] == "medium"  # priority, cost
-    rules = f"https://github.com/rivet-ci/rivet-ci/blob/v{__version__}/docs/scoring-rules.md"
+    rules = rules_url()  # the scoring rules the comment links to
     assert cells[5].startswith(
         "mode incremental\u00a0→\u00a0full, cursor `updated_at`\u00a0→\u00a0none · "
         f"[`−strong_cursor`]({rules}#reason-strong_cursor)"), cells[5]
