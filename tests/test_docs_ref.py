@@ -57,8 +57,9 @@ def test_the_actions_comment_links_the_rules_at_the_ref_the_runner_names(
     (posted,) = gh.comments(REPO, 7)
     links = re.findall(r"https://github\.com/rivet-ci/rivet-ci/blob/([^/]+)/docs/[a-z-]+\.md",
                        posted["body"])
-    assert links == [SHA]
+    assert links and set(links) == {SHA}  # every docs link (legend, reason kinds) at the ref
     # `uses: ./` (no action repository): the fallback
     result, _ = run_action(gh, ws, head, minutes=1)
     (posted,) = gh.comments(REPO, 7)
-    assert re.findall(r"rivet-ci/rivet-ci/blob/([^/]+)/docs/", posted["body"]) == [docs_ref()]
+    assert set(re.findall(r"rivet-ci/rivet-ci/blob/([^/]+)/docs/", posted["body"])) == {
+        docs_ref()}
