@@ -652,7 +652,7 @@ def build_comment_view(
     problems = [_problem_line(f, link) for f in diff.findings
                 if f.kind in PROBLEM_KINDS and id(f) not in blocking_ids]
     warnings = [_warning_line(w) for w in diff.warnings if w.changed]
-    unplanned = [_finding_line(f, link, hints) for f in diff.findings
+    unplanned = [_finding_line(f, link, hints, by_group, new_exports) for f in diff.findings
                  if f.kind == "unplanned-cost" and f.status == "new" and id(f) not in blocking_ids]
     low = sorted({c.export_name for c in diff.changed_exports
                   if c.low_confidence in ("new", "pre-existing")})
