@@ -442,16 +442,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if settings.step_summary is not None:
         write(settings.step_summary, bodies.summary, append=True)
 
-    # 3. Annotations on the YAML lines: blocking as errors, other new findings as warnings or
-    #    notices; and the facts file's own problems, which make this a setup error.
-    for line in annotations_for(gate, pr.diff.findings):
-        ctx.stdout.write(workflow_command(line) + "\n")
-    errors = facts_errors(facts_problems)
-    for problem in errors[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(workflow_command(annotation(Finding(
-            kind="config-error", status="new", message=problem.render(), file=problem.file,
-            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts"))
-            + "\n")
+    # 3. Annotations on the YAML lines and on the facts file's own problems.
+    errors = print_annotations(ctx, gate, pr.diff.findings, facts_problems)
 
     # 4. Post (or not), then the outputs that depend on it.
     outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
@@ -478,6 +470,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 Writer = Callable[..., None]
+
+
+def print_annotations(ctx: Context, gate: GateResult, findings: Sequence[Finding],
+                      facts_problems: list[Problem]) -> list[Problem]:
+    """The workflow's annotations: findings on their YAML lines (blocking as errors, other new
+    ones as warnings or notices) and the facts file's own errors, which make the run a setup
+    error; returns those errors."""
+    for line in annotations_for(gate, findings):
+        ctx.stdout.write(workflow_command(line) + "\n")
+    errors = facts_errors(facts_problems)
+    for problem in errors[:MAX_ANNOTATIONS]:
+        ctx.stdout.write(workflow_command(annotation(Finding(
+            kind="config-error", status="new", message=problem.render(), file=problem.file,
+            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts"))
+            + "\n")
+    return errors
 
 
 def write_record(
@@ -512,14 +520,7 @@ def write_record(
     commit = record.commit[:12]
     if settings.step_summary is not None:
         write(settings.step_summary, record_summary(record, gate, settings), append=True)
-    for line in annotations_for(gate, record.findings):
-        ctx.stdout.write(workflow_command(line) + "\n")
-    errors = facts_errors(facts_problems)
-    for problem in errors[:MAX_ANNOTATIONS]:
-        ctx.stdout.write(workflow_command(annotation(Finding(
-            kind="config-error", status="new", message=problem.render(), file=problem.file,
-            line=problem.line)).replace("title=rivet-ci config-error", "title=rivet-ci facts"))
-            + "\n")
+    errors = print_annotations(ctx, gate, record.findings, facts_problems)
     ctx.stdout.write(f"rivet-ci: plan of record at {commit}: "
                      f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "
                      f"{record.matched} matching; gate {'passed' if gate.passed else 'failed'} "
