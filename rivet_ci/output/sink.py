@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import logging
 import os
 import secrets
@@ -28,28 +27,22 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from rivet_ci.output.line_stream import LineStream
 from rivet_ci.output.paths import PathRefusedError, first_symlink, normalized
 from rivet_ci.output.redaction import Redactor
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-class RedactingStream(io.TextIOBase):
+class RedactingStream(LineStream):
     """A text stream that redacts every complete line before passing it on."""
 
     def __init__(self, raw: TextIO, redact: Redactor) -> None:
-        super().__init__()
-        self.raw = raw
+        super().__init__(raw)
         self.redact = redact
-        self._pending = ""
 
-    def write(self, text: str) -> int:
-        self._pending += text
-        cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
-        if cut >= 0:
-            ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
-            self.raw.write(self.redact(ready))
-        return len(text)
+    def _emit(self, text: str) -> None:
+        self.raw.write(self.redact(text))
 
     def write_redacted(self, data: bytes) -> None:
         """Pass on UTF-8 text this stream's redactor has already redacted (whole lines), as
@@ -61,22 +54,6 @@ class RedactingStream(io.TextIOBase):
             buffer.flush()
         else:
             self.raw.write(data.decode("utf-8", "surrogatepass"))
-
-    def flush(self) -> None:
-        if self._pending:
-            ready, self._pending = self._pending, ""
-            self.raw.write(self.redact(ready))
-        self.raw.flush()
-
-    def isatty(self) -> bool:
-        return self.raw.isatty()
-
-    def writable(self) -> bool:
-        return True
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.raw, "encoding", "utf-8") or "utf-8"
 
 
 class _StreamHandler(logging.Handler):

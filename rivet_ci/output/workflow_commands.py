@@ -20,10 +20,11 @@ cannot forge a marked line.
 
 from __future__ import annotations
 
-import io
 import re
 import secrets
 from typing import TextIO
+
+from rivet_ci.output.line_stream import LineStream
 
 _TOKEN = "\x1e" + secrets.token_hex(16) + "\x1e"
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
@@ -47,25 +48,13 @@ def neutralise(line: str, *, at_line_start: bool = True) -> str:
     return line
 
 
-class CommandGuard(io.TextIOBase):
+class CommandGuard(LineStream):
     """A text stream that lets through only the workflow commands rivet-ci built."""
 
     def __init__(self, raw: TextIO, *, active: bool) -> None:
-        super().__init__()
-        self.raw = raw
+        super().__init__(raw)
         self.active = active
-        self._pending = ""  # the current line, until its line break
         self._blank = True  # only whitespace so far on the current line (after a flush)
-
-    def write(self, text: str) -> int:
-        """Pass on whole lines (a command can only be read from a whole line); the rest waits
-        for its line break or a flush."""
-        self._pending += text
-        cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
-        if cut >= 0:
-            ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
-            self._emit(ready)
-        return len(text)
 
     def _emit(self, text: str) -> None:
         if _TOKEN not in text and (not self.active or (
@@ -91,22 +80,6 @@ class CommandGuard(io.TextIOBase):
             out.append(line)
             self._blank = self._blank and not line.strip()
         self.raw.write("".join(out))
-
-    def flush(self) -> None:
-        if self._pending:
-            ready, self._pending = self._pending, ""
-            self._emit(ready)
-        self.raw.flush()
-
-    def isatty(self) -> bool:
-        return self.raw.isatty()
-
-    def writable(self) -> bool:
-        return True
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.raw, "encoding", "utf-8") or "utf-8"
 
     @property
     def buffer(self) -> object:
