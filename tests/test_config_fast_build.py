@@ -84,9 +84,8 @@ def test_fast_build_equals_model_validate(monkeypatch: pytest.MonkeyPatch) -> No
     real = config_typing.build_model
     built_models: list[str] = []
 
-    def checked(model: type[BaseModel], data: dict[str, Any], loc: config_typing.Loc,
-                line: int, typer: config_typing.Typer) -> Any:
-        built = real(model, data, loc, line, typer)
+    def checked(model: type[BaseModel], data: dict[str, Any]) -> Any:
+        built = real(model, data)
         expected = model.model_validate(data)
         assert type(built) is model
         assert built == expected

@@ -208,7 +208,7 @@ def describe_os_error(exc: OSError) -> str:
     return f"{cause}: {' -> '.join(names)}" if names else cause
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, frame: object) -> None:  # noqa: ARG001 (a signal handler)
     """SIGTERM (a cancelled job, a runner's timeout) ends the command as an interrupt does:
     the `finally` blocks run, so an output being written is either left whole or not replaced
     (`output.sink`), and no temporary file stays behind."""

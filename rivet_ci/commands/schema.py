@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                "write. The same text ships as schemas/plan.schema.json.")
 
 
-def run(args: argparse.Namespace, ctx: Context) -> int:
+def run(args: argparse.Namespace, ctx: Context) -> int:  # noqa: ARG001 (every command's)
     ctx.stdout.write(schema_text())
     return OK
 

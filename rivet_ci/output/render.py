@@ -347,7 +347,7 @@ class _NoSymlinkLoader(jinja2.BaseLoader):
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def get_source(self, environment: jinja2.Environment,
+    def get_source(self, environment: jinja2.Environment,  # noqa: ARG002 (Jinja's loader)
                    template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)  # refuses `..` and absolute escapes
         path = self.root.joinpath(*pieces)
@@ -422,7 +422,7 @@ def _deadline(seconds: float) -> Iterator[None]:
         yield
         return
 
-    def expire(signum: int, frame: FrameType | None) -> None:
+    def expire(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001 (a signal handler)
         raise _TimeoutError
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -131,15 +131,6 @@ def shown_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def load_revision(
-    repo: GitRepo, rev: str, globs: Sequence[str], environ: Mapping[str, str],
-    cache: dict[tuple[str, str], LoadedConfig], *, skipped: list[str] | None = None,
-    waivers: WaiverSink | None = None,
-) -> list[LoadedConfig]:
-    return load_texts(repo.read_files(rev, globs), rev[:12], environ, cache, skipped,
-                      waivers=waivers)
-
-
 @dataclass
 class WaiverSink:
     """Inline waivers (`# rivet-ci: allow ...`) found while loading one side's configs."""

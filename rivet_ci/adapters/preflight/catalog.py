@@ -214,15 +214,14 @@ def _capture(entry: _Source, options: PreflightOptions, max_relations: int) -> C
     try:
         session = driver.open_session(engine, options)
         try:
-            return _capture_with(entry, session, options, max_relations)
+            return _capture_with(entry, session, max_relations)
         finally:
             session.close()
     finally:
         engine.dispose()
 
 
-def _capture_with(entry: _Source, session: Any, options: PreflightOptions,
-                  max_relations: int) -> CatalogSource:
+def _capture_with(entry: _Source, session: Any, max_relations: int) -> CatalogSource:
     dialect = entry.resolved.dialect
     notes: list[str] = []
     schemas = sorted(entry.schemas)

@@ -349,10 +349,6 @@ class ExportConfig(BaseModel):
         return self.mode
 
     @property
-    def effective_chunk_size(self) -> int:
-        return self.chunk_size
-
-    @property
     def effective_query(self) -> str:
         """The SQL rivet would run (a `table:` export is `SELECT * FROM schema.name`)."""
         if self.table is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import types
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -345,14 +344,14 @@ class Typer:
             if node.tag == PLAIN and node.value == "":  # empty value: empty struct/list/map
                 if name == "struct":
                     data = self.struct(None, kind, loc, line, depth)
-                    return data if data is _FAIL else self._build(kind, data, loc, line)
+                    return data if data is _FAIL else self._build(kind, data)
                 return () if name == "list" else {}
             what = {"struct": "a mapping", "map": "a mapping", "list": "a list"}[name]
             return self._issue(loc, line, "T-type", f"expected {what}, got {_describe(node)}",
                                node)
         if name == "struct" and isinstance(node, yaml.MappingNode):
             data = self.struct(node, kind, loc, line, depth)
-            return data if data is _FAIL else self._build(kind, data, loc, line)
+            return data if data is _FAIL else self._build(kind, data)
         if name == "list" and isinstance(node, yaml.SequenceNode):
             return self._list(node, kind, loc, depth)
         if name == "map" and isinstance(node, yaml.MappingNode):
@@ -360,7 +359,7 @@ class Typer:
         if name == "any":
             return self._any(node, loc, line, depth)
         if name == "row_hash" and isinstance(node, yaml.SequenceNode):
-            return self._row_hash(node, loc, line, depth)
+            return self._row_hash(node, loc, depth)
         if name == "either":
             item = kind.item
             assert item is not None
@@ -392,7 +391,7 @@ class Typer:
         if depth > MAX_DEPTH:
             raise TooDeepError
         data = self.struct(node, kind, loc, line, depth)
-        return data if data is _FAIL else self._build(kind, data, loc, line)
+        return data if data is _FAIL else self._build(kind, data)
 
     def _brace_cause(self, node: yaml.MappingNode) -> bool:
         return bool(node.flow_style)
@@ -428,7 +427,7 @@ class Typer:
         assert item_kind is not None
         out: dict[str, Any] = {}
         failed = False
-        for key_node, value_node, _ in self._pairs(node, loc, depth):
+        for key_node, value_node, _ in self._pairs(node, loc):
             key_text = self.value(key_node, Kind("str"), (*loc, "<key>"), _line(key_node),
                                   depth + 1)
             if key_text is _FAIL:
@@ -442,7 +441,7 @@ class Typer:
                 out[key_text] = value
         return _FAIL if failed else out
 
-    def _row_hash(self, node: yaml.SequenceNode, loc: Loc, line: int, depth: int) -> Any:
+    def _row_hash(self, node: yaml.SequenceNode, loc: Loc, depth: int) -> Any:
         out = []
         for i, item in enumerate(node.value):
             self._count(depth + 1)
@@ -483,7 +482,7 @@ class Typer:
         out: dict[Any, Any] = {}
         failed = False
         assert isinstance(node, yaml.MappingNode)
-        for key_node, value_node, key in self._pairs(node, loc, depth):
+        for key_node, value_node, key in self._pairs(node, loc):
             value = self._any(value_node, (*loc, render_key(*key)), _line(key_node), depth + 1)
             if value is _FAIL:
                 failed = True
@@ -491,8 +490,8 @@ class Typer:
                 out[key[1] if key[0] != "null" else None] = value
         return _FAIL if failed else out
 
-    def _pairs(self, node: yaml.MappingNode, loc: Loc,
-               depth: int) -> list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]]:
+    def _pairs(self, node: yaml.MappingNode,
+               loc: Loc) -> list[tuple[yaml.Node, yaml.Node, tuple[str, Any]]]:
         """The key/value pairs of a mapping; a repeated key (compared by its resolved value,
         as rivet does: `1` and `0x1` are the same key, `1` and `"1"` are not) is reported."""
         seen: dict[tuple[str, Any], yaml.Node] = {}
@@ -564,7 +563,7 @@ class Typer:
                 else:
                     walk.visits += visits
                     visits = 0
-                    self._unknown(key, key_node, tuple(fields), (*loc, key), key_line)
+                    self._unknown(key, tuple(fields), (*loc, key), key_line)
                 failed = True
                 continue
             if key in out:  # written before (never when `checked`)
@@ -665,21 +664,21 @@ class Typer:
             issues, exports, walk.visits = undo
             del walk.issues[issues:]
             del walk.exports[exports:]
-        pairs = [(k, v) for k, v, _ in self._pairs(node, loc, depth)]
+        pairs = [(k, v) for k, v, _ in self._pairs(node, loc)]
         typed = self.struct(node, kind, loc, 0, depth, pairs=pairs)
         return _FAIL if len(pairs) != len(node.value) else typed
 
-    def _unknown(self, key: str, key_node: yaml.Node, known: tuple[str, ...], loc: Loc,
+    def _unknown(self, key: str, known: tuple[str, ...], loc: Loc,
                  line: int) -> None:
         suggestion = did_you_mean(key, known)
         hint = f" (did you mean `{suggestion}`?)" if suggestion else ""
         self._issue(loc, line, "T-unknown-key", f"unknown key `{key}`{hint}")
 
-    def _build(self, kind: Kind, data: Any, loc: Loc, line: int) -> Any:
+    def _build(self, kind: Kind, data: Any) -> Any:
         model = kind.model
         assert model is not None
         if model in _ONE_OF_MANY:
-            return build_model(model, data, loc, line, self)
+            return build_model(model, data)
         # The exports of a file mostly write the same sections (`destination: {type: local}`):
         # the models are frozen, so one instance serves every section typed alike (same keys,
         # same values, same order; each key has one type, so equal values are equal data).
@@ -687,9 +686,9 @@ class Typer:
             key = (model, *data.items())
             found = self.walk.built.get(key)
         except TypeError:  # a list or map value: not shared
-            return build_model(model, data, loc, line, self)
+            return build_model(model, data)
         if found is None:
-            found = self.walk.built[key] = build_model(model, data, loc, line, self)
+            found = self.walk.built[key] = build_model(model, data)
         return found
 
 
@@ -719,11 +718,8 @@ def _one_of(values: tuple[str, ...]) -> str:
     return "one of " + ", ".join(quoted)
 
 
-def build_model(model: type[BaseModel], data: dict[str, Any], loc: Loc, line: int,
-                typer: Typer) -> Any:
+def build_model(model: type[BaseModel], data: dict[str, Any]) -> Any:
     """The frozen model from already-typed data: the typing has checked every field as the
     model would (`rivet_ci.core.common.fast_model`; a test compares it with `model_validate`)."""
     return construct(model, data)
 
-
-Reporter = Callable[[Issue], None]

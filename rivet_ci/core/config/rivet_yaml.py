@@ -54,7 +54,7 @@ _NO_PATH_RESOLVERS: dict[object, object] = {}  # (see `_Loader.descend_resolver`
 class _Loader(_Parser):
     """Composes nodes without resolving implicit tags: plain vs quoted is all we keep."""
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:  # noqa: ARG002 (PyYAML's)
         if kind is yaml.ScalarNode:
             return PLAIN if implicit[0] else QUOTED
         return MAP if kind is yaml.MappingNode else SEQ

@@ -478,7 +478,7 @@ def strategy_rationale(export: ExportConfig, signals: Signals) -> str:
     else:
         sentences.append(f"Mode {token}: {_fmt(rows)}.")
     if token == "chunked":
-        chunk_size = export.effective_chunk_size
+        chunk_size = export.chunk_size
         if export.chunk_count is not None:
             n = export.chunk_count
             sentences.append(f"Geometry: {n} equal key-range windows (chunk_count={n}); "

@@ -269,7 +269,7 @@ def _chunk_warnings(export: ExportConfig, *, rows: int | None, avg_row_bytes: in
                     observed: Range | None, keyset: bool) -> list[str]:
     """The warnings of a chunked export: sparse key range, heavy chunk, dense surrogate."""
     out: list[str] = []
-    chunk_size = export.effective_chunk_size
+    chunk_size = export.chunk_size
     dense = bool(export.chunk_dense)
     by_days = export.chunk_by_days is not None
     low = parse_i64(observed.min) if observed else None

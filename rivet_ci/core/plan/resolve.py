@@ -141,7 +141,7 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                 raise PlanRefusedError(f"export '{name}': chunk_by_key and {knob} are mutually "
                                   f"exclusive", knob)
     range_sliced = not dense and by_days is None
-    chunk_size = export.effective_chunk_size
+    chunk_size = export.chunk_size
     notes: list[str] = []
     if chunk_column is not None and memory_mb is None and not (range_sliced and table is not None):
         if range_sliced:
