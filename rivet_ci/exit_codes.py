@@ -17,8 +17,8 @@ USAGE_ERROR = 2  # tool usage, configuration, or setup error
 UNEXPECTED = 3
 INTERRUPTED = 130  # 128 + SIGINT
 
-# What each code means, as docs/action.md's table shows it (rendered from this, checked by
-# tests/test_docs_tables.py).
+# What each code means, as docs/action.md's table shows it (rendered from this by
+# tests/support/generated/action_docs.py).
 MEANINGS: dict[int, str] = {
     OK: "The gate passed (or, for other commands, success).",
     GATE_FAILED: "The gate failed by policy: at least one blocking finding.",

@@ -5,7 +5,6 @@
 - `tests/configs/reject/<rule>.yaml`: one config per rule rivet refuses, its header naming the
   rule, `line: field` and words of our message; every rule of `RULES` that a config file can
   trigger has one (checked);
-- docs/configs.md carries the rules table generated from `RULES`.
 """
 
 from __future__ import annotations
@@ -28,13 +27,12 @@ from rivet_ci.core.config.loader import load_config_text
 from rivet_ci.core.config.models import STRUCTS, Config
 from rivet_ci.core.config.node_typing import specs
 from rivet_ci.core.config.rivet_yaml import compose
-from rivet_ci.core.config.rules import RULES, rules_table
+from rivet_ci.core.config.rules import RULES
 from rivet_ci.errors import UsageError
 
 CONFIGS = Path(__file__).parent / "configs"
 ACCEPT = sorted((CONFIGS / "accept").glob("*.yaml"))
 REJECT = sorted((CONFIGS / "reject").glob("*.yaml"))
-DOCS = Path(__file__).parent.parent / "docs" / "configs.md"
 # Rules no config file can trigger: the command line (R0), reading the file (R1, R2), a NUL in a
 # `--param` value (R4), alias expansion (tested below) and the unused-param warning.
 NOT_FILE_RULES = {"R0", "R1", "R2", "R4", "P0-repetition", "W-param",
@@ -132,10 +130,6 @@ def test_every_key_of_the_schema_has_an_accepted_config() -> None:
     for path in ACCEPT:
         _written_paths(compose(path.read_text(encoding="utf-8")), "", written)
     assert sorted(schema - written) == []
-
-
-def test_docs_list_every_rule_with_its_class_and_message() -> None:
-    assert rules_table() in DOCS.read_text(encoding="utf-8")
 
 
 def test_billion_laughs_is_a_clear_config_error_quickly_and_in_bounded_memory() -> None:

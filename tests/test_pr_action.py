@@ -24,8 +24,8 @@ from support.action import (
     on_base,
     run_action,
 )
-from support.docs_tables import action_metadata
 from support.fake_github import FakeGitHub
+from support.generated.action_docs import action_metadata
 from support.plan_schema import assert_matches_schema
 from support.pr import (
     BIG_FILES,

@@ -922,22 +922,6 @@ def mongo_findings(exports: list[tuple[int, ExportConfig]],
     return out
 
 
-def rules_table() -> str:
-    """The Markdown table of every rule (docs/configs.md holds exactly this; a test checks)."""
-    rows = ["| rule | rivet code | class | severity | field | our message |",
-            "|---|---|---|---|---|---|"]
-    for rule in RULES:
-        message = "".join(literal + (f"<{field}>" if field is not None else "")
-                          for literal, field, _, _ in string.Formatter().parse(rule.message))
-        message = message.replace("|", "\\|")
-        field = rule.field.replace("|", "\\|")
-        code = RIVET_CODES[rule.id]
-        rows.append(f"| `{rule.id}` | {f'`{code}`' if code else '—'} | {rule.klass} | "
-                    f"{rule.severity} | "
-                    f"{f'`{field}`' if field else ''} | {message} |")
-    return "\n".join(rows) + "\n"
-
-
 # -- rivet 0.32: cdc backfills, column override types, `load:` blocks --------------------------
 
 def backfill_findings(exports: list[tuple[int, ExportConfig]]) -> list[Finding]:

@@ -35,8 +35,8 @@ ALWAYS_ON = ("config-error", "no-configs")
 DEFAULT_FAIL_ON = ALWAYS_ON
 _SCORE_DROP = re.compile(r"^score-drop:(\d{1,3})$")
 
-# Every `fail-on` token as docs/action.md documents it (the table there is rendered from this and
-# checked by tests/test_docs_tables.py): (tokens, note after them, fails when the pull request…).
+# Every `fail-on` token as docs/action.md documents it (the table there is rendered from this by
+# tests/support/generated/action_docs.py): (tokens, note after them, fails when the pull request…).
 TOKEN_DOCS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("config-error",), " (always on)",
      "introduces a configuration error (a file that does not parse, an unknown key, a missing "

@@ -93,7 +93,8 @@ SUGGEST_UNSAFE_INCREMENTAL = "Create an index on '{column}'."
 SUGGEST_OFF_PEAK = "Use 'safe' tuning profile. Extract during off-peak hours."
 
 
-# The tables of docs/scoring-rules.md (rendered by `rule_docs.py`), in rivet's order.
+# The tables of docs/scoring-rules.md (rendered by tests/support/generated/scoring_docs.py), in
+# rivet's order.
 WARNING_RULES: tuple[tuple[str, str, str], ...] = (
     ("connection limit", "`parallel` > 1 and max_connections unknown", WARN_CONNECTIONS_UNKNOWN),
     ("connection limit", "`parallel` > 1 and `parallel` ≥ max_connections M (limit = "

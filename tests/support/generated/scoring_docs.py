@@ -1,8 +1,5 @@
-"""The rule tables of `docs/scoring-rules.md`, rendered from the definitions the code runs.
-
-`tests/test_docs_rules.py` fails when the docs differ from what these functions render, and
-rewrites them with `RIVET_CI_UPDATE_DOCS=1`. A table here is never typed by hand.
-"""
+"""The rule tables of `docs/scoring-rules.md`, rendered from the definitions the code runs
+(`SCORE_TABLE`; the warnings, validate entries and suggestions of `diagnostics`)."""
 
 from __future__ import annotations
 
@@ -71,8 +68,8 @@ def suggestion_table() -> str:
     return "\n".join(lines)
 
 
-# name of the generated block in the docs → its renderer
-GENERATED: dict[str, Callable[[], str]] = {
+# name of the generated block in docs/scoring-rules.md → its renderer
+TABLES: dict[str, Callable[[], str]] = {
     "score-table": score_table,
     "reason-kinds": reason_kind_table,
     "warning-table": warning_table,

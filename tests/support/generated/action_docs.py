@@ -1,9 +1,5 @@
-"""Tables of the docs rendered from what the code (and `action.yml`) defines (no tests here).
-
-Each table sits in a doc between `<!-- generated: NAME -->` and `<!-- end: NAME -->`;
-`tests/test_docs_tables.py` renders it again and fails when the doc differs
-(`RIVET_CI_UPDATE_DOCS=1` rewrites it). A table here is never typed by hand.
-"""
+"""The tables of `docs/action.md`, rendered from `action.yml` and what the code defines: the
+inputs and outputs, the `fail-on` tokens and examples, the exit codes."""
 
 from __future__ import annotations
 
@@ -16,7 +12,7 @@ import yaml
 from rivet_ci import exit_codes
 from rivet_ci.core.gate import policy
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def action_metadata() -> dict[str, Any]:
@@ -83,11 +79,11 @@ def fail_on_examples_table() -> str:
     return "\n".join(rows)
 
 
-# (doc, block name) → renderer
-GENERATED: dict[tuple[str, str], Callable[[], str]] = {
-    ("docs/action.md", "inputs"): inputs_table,
-    ("docs/action.md", "outputs"): outputs_table,
-    ("docs/action.md", "exit-codes"): exit_codes_table,
-    ("docs/action.md", "fail-on-tokens"): fail_on_tokens_table,
-    ("docs/action.md", "fail-on-examples"): fail_on_examples_table,
+# name of the generated block in docs/action.md → its renderer
+TABLES: dict[str, Callable[[], str]] = {
+    "inputs": inputs_table,
+    "outputs": outputs_table,
+    "exit-codes": exit_codes_table,
+    "fail-on-tokens": fail_on_tokens_table,
+    "fail-on-examples": fail_on_examples_table,
 }
