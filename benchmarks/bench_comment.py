@@ -101,7 +101,7 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     from rivet_ci.adapters.git import GitRepo
     from rivet_ci.core.gate.policy import evaluate_gate, parse_policy
     from rivet_ci.core.plan.planner import FactsOrigin
-    from rivet_ci.review.comment import render_comments
+    from rivet_ci.review.comment import CommentOptions, render_comments
     from rivet_ci.review.pull_request import plan_pull_request
 
     facts_file, _ = load_facts_file(facts, root=repo)
@@ -112,10 +112,9 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     times, cpu, size = [], [], 0
     for _ in range(repeat):
         started, started_cpu = time.perf_counter(), time.process_time()
-        bodies = render_comments(pr, gate, gate_id="default", timestamp="2026-11-29T12:00:00Z",
-                                 facts_text="`facts.yaml`", run_url=None,
-                                 now=datetime(2026, 11, 29, 12, tzinfo=UTC), links=None,
-                                 template_dir=None)
+        bodies = render_comments(pr, gate, CommentOptions(gate_id="default"),
+                                 timestamp="2026-11-29T12:00:00Z",
+                                 now=datetime(2026, 11, 29, 12, tzinfo=UTC))
         times.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
         size = len(bodies.comment)

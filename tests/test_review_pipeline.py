@@ -21,7 +21,8 @@ from rivet_ci.core.gate.diff import Finding
 from rivet_ci.core.gate.policy import parse_policy
 from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import Redactor
-from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review import FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review.comment import CommentOptions
 
 GLOBS = ("rivet/**/*.yaml",)
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

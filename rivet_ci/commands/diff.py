@@ -17,8 +17,8 @@ from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks
-from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review.comment import linker_from_environ, local_hint
+from rivet_ci.review import FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review.comment import CommentOptions, linker_from_environ, local_hint
 from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
 
 

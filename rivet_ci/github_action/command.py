@@ -68,8 +68,8 @@ from rivet_ci.output.redaction import MIN_SECRET_LENGTH
 from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
-from rivet_ci.review import CommentOptions, FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review.comment import blob_linker, docs_ref
+from rivet_ci.review import FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review.comment import CommentOptions, blob_linker, docs_ref
 from rivet_ci.review.pull_request import PullRequestPlan
 from rivet_ci.review.record import RecordPlan, plan_record
 
@@ -388,8 +388,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 "comment-url": "",
                 "comment-file": settings.for_output(settings.comment_path),
                 "changed-exports": len(pr.diff.changed_exports),
-                "new-isolations": sum(1 for c in pr.diff.exports if c.isolation == "new"),
-                "new-warnings": sum(1 for w in pr.diff.warnings if w.status == "new"),
+                "new-isolations": pr.diff.new_isolations,
+                "new-warnings": pr.diff.new_warnings,
                 "gate": "passed" if gate.passed else "failed",
                 "comment-posted": False,
                 **pr.planned_counts(),

@@ -17,13 +17,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.plan_cache import PlanCache
-from rivet_ci.core.comment.view import LinkFor, facts_description
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.formats.diff_document import pull_request_document, pull_request_document_chunks
@@ -34,7 +32,7 @@ from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import Redactor
-from rivet_ci.review.comment import Bodies, render_comments
+from rivet_ci.review.comment import Bodies, CommentOptions, render_comments
 from rivet_ci.review.pull_request import (
     FactsCollector,
     HistoryReader,
@@ -82,24 +80,6 @@ class FactsSource:
 
 
 @dataclass(frozen=True)
-class CommentOptions:
-    """How the comment is rendered. `links` gives the line-link builder for the head commit."""
-
-    gate_id: str
-    run_url: str | None = None
-    links: Callable[[str], LinkFor | None] = lambda _sha: None
-    template_dir: Path | None = None
-    template_files: Mapping[str, bytes] | None = None
-    hint: str | None = None
-    # Read (once) just before rendering: the body of this gate's comment from an earlier run.
-    previous_body: Callable[[], str | None] = lambda: None
-    # The ref of rivet-ci's repository the doc links point at (`comment.docs_ref`).
-    docs_at: str | None = None
-    # Facts captured longer ago than this are shown as stale (None: never).
-    facts_max_age: timedelta | None = None
-
-
-@dataclass(frozen=True)
 class Report:
     """Everything a review produced; `bodies` is None until (and unless) the comment is rendered."""
 
@@ -118,7 +98,7 @@ class Report:
     def quiet(self) -> bool:
         """Nothing to review: the PR changes no config file, and every finding is one the base
         already had (`comment-when: changed` creates no comment then)."""
-        return pr_is_quiet(self.pr)
+        return self.pr.quiet
 
     def document(self) -> PlanDocumentJSON:
         """The plan document (`rivet-ci-plan/1` with the pull request's keys)."""
@@ -148,13 +128,6 @@ class Report:
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
             version=__version__, review=pr.review_json, layout=layout, coverage=covered)
-
-
-def pr_is_quiet(pr: PullRequestPlan) -> bool:
-    diff = pr.diff
-    return (not pr.changed and not diff.changed_exports
-            and all(f.status == "pre-existing" for f in diff.findings)
-            and not any(w.changed for w in diff.warnings))
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
@@ -192,13 +165,7 @@ def review_pull_request(
         on_document(report)
     if comment is None:
         return report
-    bodies = render_comments(
-        pr, gate, gate_id=comment.gate_id, timestamp=report.timestamp,
-        facts_text=facts_description(pr.head.facts, report.now, max_age=comment.facts_max_age),
-        run_url=comment.run_url,
-        now=report.now, links=comment.links(pr.head_sha), template_dir=comment.template_dir,
-        template_files=comment.template_files, previous_body=comment.previous_body(),
-        hint=comment.hint, waiver_in_pr=policy.waiver_in_pr, redact=redact,
-        checked=pr.checked(), waiver_problems=pr.waiver_problems, docs_at=comment.docs_at,
-        waivers_file=sides.waivers_file, quiet=pr_is_quiet(pr))
+    bodies = render_comments(pr, gate, comment, timestamp=report.timestamp, now=report.now,
+                             redact=redact, waiver_in_pr=policy.waiver_in_pr,
+                             waivers_file=sides.waivers_file)
     return dataclasses.replace(report, bodies=bodies)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,10 +21,16 @@ import jinja2
 from rivet_ci import __version__
 from rivet_ci.core.comment.marker import make_marker
 from rivet_ci.core.comment.since import make_digest, read_digest, since_last_push
-from rivet_ci.core.comment.view import TOP_ROWS_LARGE, CommentView, LinkFor, build_comment_view
+from rivet_ci.core.comment.view import (
+    TOP_ROWS_LARGE,
+    CommentView,
+    LinkFor,
+    ViewOptions,
+    build_comment_view,
+    facts_description,
+)
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.patterns import COMMIT_SHA
-from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.gate.diff import PlanDiff
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE, WAIVABLE_KINDS, waiver_comment
@@ -117,39 +123,55 @@ def local_hint(output: Path | None) -> str:
     return f"{code('rivet-ci diff --format json')} (every changed export)"
 
 
+@dataclass(frozen=True)
+class CommentOptions:
+    """How the comment is rendered (one object for every caller: the action, `rivet-ci diff`).
+
+    `links` gives the line-link builder for the head commit; `previous_body` is read (once)
+    just before rendering: the body of this gate's comment from an earlier run."""
+
+    gate_id: str
+    run_url: str | None = None
+    links: Callable[[str], LinkFor | None] = lambda _sha: None
+    template_dir: Path | None = None
+    template_files: Mapping[str, bytes] | None = None
+    hint: str | None = None  # where the full report is (default: `report_hint(run_url)`)
+    summary_hint: str | None = None  # the same, in the job summary (default: plan.json)
+    previous_body: Callable[[], str | None] = lambda: None
+    # The ref of rivet-ci's repository the doc links point at (`docs_ref`).
+    docs_at: str | None = None
+    # Facts captured longer ago than this are shown as stale (None: never).
+    facts_max_age: timedelta | None = None
+
+
 def render_comments(
-    pr: PullRequestPlan, gate: GateResult, *, gate_id: str, timestamp: str, facts_text: str,
-    run_url: str | None, now: datetime, links: LinkFor | None, template_dir: Path | None,
-    previous_body: str | None = None, hint: str | None = None, summary_hint: str | None = None,
-    waiver_in_pr: str = "block", redact: Redactor | None = None,
-    checked: Mapping[str, int] | None = None, template_files: Mapping[str, bytes] | None = None,
-    waiver_problems: Sequence[Problem] = (), docs_at: str | None = None,
-    waivers_file: str | None = None, quiet: bool = False,
+    pr: PullRequestPlan, gate: GateResult, options: CommentOptions, *, timestamp: str,
+    now: datetime, redact: Redactor | None = None, waiver_in_pr: str = "block",
+    waivers_file: str | None = None,
 ) -> Bodies:
     """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
     masked while still plain) and the digest's labels before they are compressed; the caller
     still writes the bodies through its output boundary."""
-    _ = now
-    marker = make_marker(gate_id, pr.head_sha, timestamp)
-    unchanged = frozenset(pr.diff.unchanged_files)
+    previous_body = options.previous_body()
     since = (since_last_push(read_digest(previous_body), pr.head_sha, pr.diff,
-                             [c for c in pr.head.configs if c.path in unchanged])
+                             [c for c in pr.head.configs if c.path in pr.diff.unchanged_files])
              if previous_body else None)
-    hints = {id(f): waiver_comment(f) for f in gate.blocking
-             if f.kind in WAIVABLE_KINDS and f.export_name}
-    view = build_comment_view(
-        pr.diff, gate, gate_id=gate_id, marker=marker, base_sha=pr.base_sha,
-        head_sha=pr.head_sha, facts=facts_text, run_url=run_url,
+    view = build_comment_view(pr.diff, gate, ViewOptions(
+        gate_id=options.gate_id, marker=make_marker(options.gate_id, pr.head_sha, timestamp),
+        base_sha=pr.base_sha, head_sha=pr.head_sha,
+        facts=facts_description(pr.head.facts, now, max_age=options.facts_max_age),
+        run_url=options.run_url,
         digest=make_digest(pr.head_sha, pr.diff, clean=redact or str, since=since), since=since,
-        link=links,
-        rules_url=rules_url(docs_at), waiver_hints=hints,
-        full_report_hint=hint or report_hint(run_url), waiver_in_pr=waiver_in_pr,
-        checked=checked, waiver_problems=tuple(p.render() for p in waiver_problems),
-        waivers_file=waivers_file or DEFAULT_WAIVERS_FILE, head=pr.head, quiet=quiet)
+        link=options.links(pr.head_sha), rules_url=rules_url(options.docs_at),
+        waiver_hints=waiver_hints(gate),
+        full_report_hint=options.hint or report_hint(options.run_url), waiver_in_pr=waiver_in_pr,
+        checked=pr.checked(), waiver_problems=tuple(p.render() for p in pr.waiver_problems),
+        waivers_file=waivers_file or DEFAULT_WAIVERS_FILE, head=pr.head, quiet=pr.quiet))
     if redact is not None:
         view = redact.scrub(view)
-    env = (_builtin_environment() if template_dir is None and template_files is None
-           else template_environment(template_dir, files=template_files))
+    env = (_builtin_environment() if options.template_dir is None
+           and options.template_files is None
+           else template_environment(options.template_dir, files=options.template_files))
     cache = RowCache()
     lengths = row_lengths(view, cache)
     cap = TOP_ROWS_LARGE if view.large else None
@@ -160,10 +182,16 @@ def render_comments(
     short, _ = render_within_limit(view, env, SHORT_COMMENT_LIMIT, max_rows=cap, cache=cache,
                                    lengths=lengths, details=not view.large)
     summary_view = view.model_copy(update={
-        "full_report_hint": summary_hint or f"{code('plan.json')}"})
+        "full_report_hint": options.summary_hint or f"{code('plan.json')}"})
     summary, _ = render_within_limit(summary_view, env, STEP_SUMMARY_LIMIT, cache=cache,
                                      lengths=lengths)
     return Bodies(comment=comment, short=short, summary=summary, view=view)
+
+
+def waiver_hints(gate: GateResult) -> dict[int, str]:
+    """The waiver comment to paste, for each blocking finding a waiver can accept."""
+    return {id(f): waiver_comment(f) for f in gate.blocking
+            if f.kind in WAIVABLE_KINDS and f.export_name}
 
 
 def comment_from_document(
@@ -174,13 +202,11 @@ def comment_from_document(
     """The comment of a pull request re-rendered from its `plan.json` (`rivet-ci show
     --format markdown`): the same view and template, without "since your last push" (the
     previous comment is not in the document). Within GitHub's limit, like the action's."""
-    view = build_comment_view(
-        diff, gate, gate_id=gate_id, marker=make_marker(gate_id, head_sha, timestamp),
-        base_sha=base_sha, head_sha=head_sha, facts=facts_text, run_url=None, link=links,
-        rules_url=rules_url(),
-        waiver_hints={id(f): waiver_comment(f) for f in gate.blocking
-                      if f.kind in WAIVABLE_KINDS and f.export_name},
-        full_report_hint=hint or f"{code('plan.json')}", head=head)
+    view = build_comment_view(diff, gate, ViewOptions(
+        gate_id=gate_id, marker=make_marker(gate_id, head_sha, timestamp),
+        base_sha=base_sha, head_sha=head_sha, facts=facts_text, link=links,
+        rules_url=rules_url(), waiver_hints=waiver_hints(gate),
+        full_report_hint=hint or f"{code('plan.json')}", head=head))
     cache = RowCache()
     body, _ = render_within_limit(view, _builtin_environment(), GITHUB_COMMENT_LIMIT,
                                   max_rows=TOP_ROWS_LARGE if view.large else None, cache=cache,

@@ -76,6 +76,15 @@ class PullRequestPlan:
     matched: tuple[int, int] | None = None
     narrowed: bool = False
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing to review: the PR changes no config file, and every finding is one the base
+        already had (`comment-when: changed` creates no comment then)."""
+        diff = self.diff
+        return (not self.changed and not diff.changed_exports
+                and all(f.status == "pre-existing" for f in diff.findings)
+                and not any(w.changed for w in diff.warnings))
+
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports the review covers on each
         side; with `narrowed`, also how many config files matched (`base-files`,

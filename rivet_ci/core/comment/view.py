@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -38,6 +39,7 @@ from rivet_ci.core.gate.diff import (
 )
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import (
+    DEFAULT_WAIVERS_FILE,
     ISOLATION_KIND,
     WAIVABLE_KINDS,
     WaiverNote,
@@ -591,7 +593,7 @@ def split_location(message: str, file: str | None, line: int | None) -> tuple[st
 _FIELD = re.compile(r"([A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*)*): ")
 
 
-def _finding_line(f: Finding, link: LinkFor, hints: dict[int, str],
+def _finding_line(f: Finding, link: LinkFor, hints: Mapping[int, str],
                   warnings: Mapping[tuple[str, str], WarningChange],
                   new_exports: set[tuple[str, str]]) -> FindingLine:
     where, detail = split_location(f.message, f.file, f.line)
@@ -619,18 +621,37 @@ def _cap(items: Sequence[object], limit: int) -> int:
     return max(len(items) - limit, 0)
 
 
-def build_comment_view(
-    diff: PlanDiff, gate: GateResult, *, gate_id: str, marker: str, base_sha: str,
-    head_sha: str, facts: str, run_url: str | None, digest: str = "",
-    since: SinceLastPush | None = None, link: LinkFor | None = None,
-    rules_url: str | None = None, waiver_hints: dict[int, str] | None = None,
-    full_report_hint: str = "the job summary and `plan.json`", waiver_in_pr: str = "block",
-    checked: Mapping[str, int] | None = None, waiver_problems: tuple[str, ...] = (),
-    waivers_file: str = ".rivet-ci/waivers.yaml", head: Plan | None = None,
-    quiet: bool = False,
-) -> CommentView:
+@dataclass(frozen=True)
+class ViewOptions:
+    """Everything the comment view is built from besides the diff and the gate: the marker and
+    the commits, the facts line, links, hints and what was checked (one object, so a caller
+    names each value once and the view's inputs are read in one place)."""
+
+    gate_id: str
+    marker: str
+    base_sha: str
+    head_sha: str
+    facts: str
+    run_url: str | None = None
+    digest: str = ""
+    since: SinceLastPush | None = None
+    link: LinkFor | None = None
+    rules_url: str | None = None
+    waiver_hints: Mapping[int, str] = field(default_factory=dict)
+    full_report_hint: str = "the job summary and `plan.json`"
+    waiver_in_pr: str = "block"
+    checked: Mapping[str, int] | None = None
+    waiver_problems: tuple[str, ...] = ()
+    waivers_file: str = DEFAULT_WAIVERS_FILE
+    head: Plan | None = None
+    quiet: bool = False
+
+
+def build_comment_view(diff: PlanDiff, gate: GateResult, options: ViewOptions) -> CommentView:
     """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
-    link = link or _no_links
+    o = options
+    link, rules_url, checked, quiet, head = (o.link or _no_links, o.rules_url, o.checked,
+                                             o.quiet, o.head)
     blocking_keys = {(f.file, f.export_name) for f in gate.blocking if f.export_name}
     waived_keys = {(w.finding.file, w.finding.export_name) for w in gate.waived
                    if w.finding.export_name}
@@ -642,7 +663,7 @@ def build_comment_view(
                    if id(c) not in pure_ids), key=_row_priority)
     renames = _rename_lines(diff, pure)
     large = len(rows) > LARGE_PR_ROWS
-    hints = waiver_hints or {}
+    hints = o.waiver_hints
     by_group = {(w.scope, w.group): w for w in diff.warnings}
     new_exports = {(c.config_path, c.export_name) for c in diff.changed_exports
                    if c.status == "added"}
@@ -663,8 +684,8 @@ def build_comment_view(
         "not_planned": sum(1 for r in rows if r.status == "not-planned"),
         "renamed_groups": len(renames),
         "unknown_warnings": sum(1 for w in diff.warnings if w.status == "unknown"),
-        "new_isolations": sum(1 for c in diff.exports if c.isolation == "new"),
-        "new_warnings": sum(1 for w in diff.warnings if w.status == "new"),
+        "new_isolations": diff.new_isolations,
+        "new_warnings": diff.new_warnings,
         "resolved_warnings": sum(1 for w in diff.warnings if w.status == "resolved"),
         "errors": sum(1 for f in diff.findings if f.kind in PROBLEM_KINDS and f.status == "new"),
         "blocking": len(gate.blocking),
@@ -673,10 +694,10 @@ def build_comment_view(
                               if f.kind == "unplanned-cost" and f.status == "new"),
     }
     return CommentView(
-        gate_id=gate_id, marker=marker, digest=digest, passed=gate.passed,
+        gate_id=o.gate_id, marker=o.marker, digest=o.digest, passed=gate.passed,
         headline=QUIET_HEADLINE if quiet and gate.passed else headline(gate.passed, counts),
         policy=gate.policy, counts=counts, quiet=quiet,
-        checked_line=checked_text(checked) if checked is not None else None, since=since,
+        checked_line=checked_text(checked) if checked is not None else None, since=o.since,
         blocking=tuple(blocking[:MAX_LISTED]), omitted_blocking=_cap(blocking, MAX_LISTED),
         waivers=gate.notes, summary=_summary(rows) if large else None,
         rows=tuple(rows), total_rows=len(rows), omitted_rows=0, show_details=True,
@@ -685,11 +706,11 @@ def build_comment_view(
         warnings_persisting=sum(1 for w in diff.warnings if not w.changed),
         low_confidence=tuple(low[:MAX_LISTED]), omitted_low_confidence=_cap(low, MAX_LISTED),
         problems=tuple(problems[:MAX_LISTED]), omitted_problems=_cap(problems, MAX_LISTED),
-        base_sha=base_sha, head_sha=head_sha, facts=facts, run_url=run_url,
-        rules_url=rules_url, full_report_hint=full_report_hint, waiver_in_pr=waiver_in_pr,
-        waiver_problems=waiver_problems[:MAX_LISTED], renames=tuple(renames[:MAX_LISTED]),
+        base_sha=o.base_sha, head_sha=o.head_sha, facts=o.facts, run_url=o.run_url,
+        rules_url=rules_url, full_report_hint=o.full_report_hint, waiver_in_pr=o.waiver_in_pr,
+        waiver_problems=o.waiver_problems[:MAX_LISTED], renames=tuple(renames[:MAX_LISTED]),
         unplanned_cost=tuple(unplanned[:MAX_LISTED]),
-        waivers_file=waivers_file,
+        waivers_file=o.waivers_file,
         picture=build_picture(head, diff) if head is not None and (rows or warnings) else None,
     )
 

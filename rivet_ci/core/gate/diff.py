@@ -241,6 +241,17 @@ class PlanDiff(BaseModel):
     def changed_exports(self) -> tuple[ExportChange, ...]:
         return tuple(e for e in self.exports if e.status != "unchanged")
 
+    @property
+    def new_isolations(self) -> int:
+        """Exports the change makes `isolate_on_source` (the comment's count, the action's
+        `new-isolations` output)."""
+        return sum(1 for c in self.exports if c.isolation == "new")
+
+    @property
+    def new_warnings(self) -> int:
+        """Campaign warnings the change raises (the comment's count, `new-warnings`)."""
+        return sum(1 for w in self.warnings if w.status == "new")
+
 
 def _status(before: bool, after: bool) -> FindingStatus | None:
     if after:
