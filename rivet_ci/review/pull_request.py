@@ -12,7 +12,7 @@ Live facts and run history are gathered for the files in that scope only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -365,6 +365,77 @@ def plan_pull_request(
     of `environ` that fill only the configs the base has unchanged; in a config the pull
     request changes they stay unfilled and their `${NAME}` is an error (`withheld_problems`).
     """
+    sides = _read_revisions(repo, base, head, globs, worktree=worktree)
+    gathers = collect is not None or add_history is not None
+    planning = _Planning(sides, facts, environ=environ, withheld=withheld, full_plans=full_plans,
+                         cache=_usable_cache(cache, gathers), plan_at_once=not gathers)
+    planning.load_review_scope()
+    if gathers:
+        facts, origin = _gather_facts(planning, facts, origin, collect=collect,
+                                      add_history=add_history, source_environ=source_environ)
+    planning.plan_the_rest(facts)
+    base_plan = _side_plan(sides.base, facts, origin, facts_problems)
+    head_plan = _side_plan(sides.head, facts, origin, facts_problems)
+    scope = review_scope(base_plan, head_plan, sides.renames)
+    diff = diff_plans(scope.base, scope.head, renames=sides.renames)
+    if not sides.head.entries:
+        diff = diff.model_copy(update={"findings": (
+            no_configs_finding(repo, sides.head_commit, globs), *diff.findings)})
+    file_list, file_problems = base_waivers_file(
+        repo, sides.fork_point, sides.head_commit, waivers_file,
+        worktree_text=_read_worktree(repo, waivers_file) if worktree else None)
+    _collect_inline_waivers(sides, scope.base, scope.head)
+    return PullRequestPlan(
+        base_sha=sides.fork_point, head_sha=sides.head_sha, changed=sides.changed,
+        base=scope.base, head=scope.head, diff=diff, skipped_facts=tuple(sides.skipped),
+        worktree=worktree,
+        waivers=(*mark_added_in_pr(sides.head.waivers.waivers, sides.base.waivers.waivers),
+                 *file_list),
+        waiver_problems=(*sides.head.waivers.problems, *file_problems),
+        placeholders=frozenset().union(*(
+            placeholder_names(u.text) for u in sides.units.values() if "${" in u.text)),
+        planned_base=_in_review(base_plan, scope.base),
+        planned_head=_in_review(head_plan, scope.head),
+        matched=(len(sides.base.entries), len(sides.head.entries)),
+        # (a file not planned is outside the review: counted by `matched`, not by the scope)
+        narrowed=scope.narrowed or (len(scope.base.configs), len(scope.head.configs)) != (
+            len(sides.base.entries), len(sides.head.entries)),
+    )
+
+
+@dataclass
+class _Revisions:
+    """Both sides of the pull request as read from git: each (path, blob) one `_Unit`, shared
+    by both sides when both have it."""
+
+    head_sha: str
+    fork_point: str
+    worktree: bool
+    changed: tuple[ChangedFile, ...]
+    base: _Side
+    head: _Side
+    units: dict[tuple[str, str], _Unit]
+    skipped: list[str]  # facts documents matching the globs (head side)
+    renames: dict[str, str]  # old path -> new path
+
+    @property
+    def head_commit(self) -> str | None:
+        """The head commit, or None when the head is the working tree."""
+        return None if self.worktree else self.head_sha
+
+    def unaffected(self) -> set[int]:
+        """Units both sides have unchanged (same path, same blob, not renamed): the change
+        cannot affect them."""
+        renamed = set(self.renames) | set(self.renames.values())
+        in_base = {id(e) for e in self.base.entries}
+        return {id(e) for e in self.head.entries
+                if isinstance(e, _Unit) and id(e) in in_base and e.path not in renamed}
+
+
+def _read_revisions(repo: GitRepo, base: str, head: str, globs: Sequence[str], *,
+                    worktree: bool) -> _Revisions:
+    """The merge base's and the head's (or the working tree's) config files, each blob read
+    once, and the files the pull request changes."""
     head_sha = repo.resolve(head)
     fork_point = repo.merge_base(repo.resolve(base), head_sha) or repo.resolve(base)
     base_files = repo.tree_blobs(fork_point, globs)
@@ -385,50 +456,86 @@ def plan_pull_request(
     base_side = _side(base_files, texts, fork_point[:12], units, None)
     head_side = _side(head_files, texts, "the working tree" if worktree else head_sha[:12],
                       units, skipped)
-    del texts
-    # Files both sides have unchanged (same path, same blob, not renamed): the change cannot
-    # affect them; without full plans they are kept as summaries, and those with no export in
-    # a source group the change touches are not planned at all (core/plan_reuse.review_scope).
     renames = {shown_path(c.old_path): shown_path(c.path) for c in changed
                if c.status == "renamed" and c.old_path}
-    renamed = set(renames) | set(renames.values())
-    in_base = {id(e) for e in base_side.entries}
-    unaffected = {id(e) for e in head_side.entries
-                  if isinstance(e, _Unit) and id(e) in in_base and e.path not in renamed}
-    summarized = set() if full_plans else unaffected
-    if cache is not None and (collect is not None or add_history is not None):
+    return _Revisions(head_sha=head_sha, fork_point=fork_point, worktree=worktree,
+                      changed=changed, base=base_side, head=head_side, units=units,
+                      skipped=skipped, renames=renames)
+
+
+def _usable_cache(cache: PlanCache | None, gathers: bool) -> PlanCache | None:
+    """The plan cache, unless the facts are made for this run (live, or with run history):
+    then nothing stored can be reused."""
+    if cache is not None and gathers:
         cache.stats.unused = "the facts are collected for this run"
-        cache = None  # facts made for this run: nothing to reuse
-    # With the facts known now, each file is loaded and planned in one go (only one file's
-    # loaded config is alive at a time); live facts and run history need every config first.
-    at_once = collect is None and add_history is None
-    fingerprint, digest = ((planning_fingerprint(), facts_digest(facts)) if cache is not None
-                           else ("", ""))
+        return None
+    return cache
 
-    def plan_unit(unit: _Unit, facts: FactsFile | None) -> None:
-        assert unit.loaded is not None
-        unit.plan = plan_config(unit.loaded, facts)
-        if cache is not None and unit.key is not None:
-            cache.put(unit.key, unit.plan, dict(unit.export_lines or {}))
-        if id(unit) in summarized:
-            unit.plan = summary_plan(unit.plan)
-        unit.loaded = None  # planned: the loaded config is not needed any more
 
-    pr_environ = ({k: v for k, v in environ.items() if k not in withheld} if withheld
-                  else environ)
+class _Planning:
+    """Loads and plans the units of the review, each once.
 
-    def load_units(chosen: Sequence[_Unit]) -> None:
+    With the facts known up front (`plan_at_once`), each file is loaded and planned in one go
+    (only one file's loaded config is alive at a time); live facts and run history need every
+    config in the review loaded first (`plan_the_rest` plans them once the facts are in).
+    """
+
+    def __init__(self, sides: _Revisions, facts: FactsFile | None, *,
+                 environ: Mapping[str, str], withheld: frozenset[str], full_plans: bool,
+                 cache: PlanCache | None, plan_at_once: bool) -> None:
+        self.sides, self.facts, self.cache = sides, facts, cache
+        self.environ, self.withheld = environ, withheld
+        self.pr_environ = ({k: v for k, v in environ.items() if k not in withheld}
+                           if withheld else environ)
+        self.in_base = {id(e) for e in sides.base.entries}
+        # Without full plans, files the change cannot affect are kept as summaries, and those
+        # with no export in a source group the change touches are not planned at all
+        # (core/plan_reuse.review_scope).
+        self.unaffected = sides.unaffected()
+        self.summarized = set() if full_plans else self.unaffected
+        self.plan_at_once = plan_at_once
+        self.fingerprint, self.digest = ((planning_fingerprint(), facts_digest(facts))
+                                         if cache is not None else ("", ""))
+
+    def load_review_scope(self) -> None:
+        """The files the change touches first; then, of the others, only those whose text may
+        hold a source group one of those files' exports is in (`may_hold_group`: a file it
+        rules out has no export in the review), and of those only the ones that do hold such
+        an export. Source groups are config values, so with live facts or run history the
+        scope is known from the loaded configs before any fact is collected: only the files
+        in it are probed."""
+        units = self.sides.units.values()
+        touched = [u for u in units if id(u) not in self.unaffected]
+        self._load(touched)
+        groups = frozenset(group for u in touched for group in _groups(u) if group is not None)
+        rest = [u for u in units if id(u) in self.unaffected and may_hold_group(u.text, groups)]
+        self._load(rest)
+        for unit in rest:  # (a superset of the review's groups: `review_scope` cuts it exactly)
+            if not any(group in groups for group in _groups(unit)):
+                unit.plan = unit.loaded = None
+
+    def loaded(self, side: _Side) -> list[LoadedConfig]:
+        """The loaded configs of one side's units in the review (not planned yet)."""
+        return [e.loaded for e in side.entries if isinstance(e, _Unit) and e.loaded is not None]
+
+    def plan_the_rest(self, facts: FactsFile | None) -> None:
+        for unit in self.sides.units.values():
+            if unit.plan is None and unit.loaded is not None:
+                self._plan(unit, facts)
+
+    def _load(self, chosen: Sequence[_Unit]) -> None:
         """From the cache, or loaded (and, with the facts known, planned)."""
+        cache, withheld = self.cache, self.withheld
         for unit in chosen:
             # A config the pull request changed (no base version of this path and blob) is
             # filled without the withheld names (docs/security.md).
-            changed_by_pr = bool(withheld) and id(unit) not in in_base
-            unit_environ = pr_environ if changed_by_pr else environ
+            changed_by_pr = bool(withheld) and id(unit) not in self.in_base
+            unit_environ = self.pr_environ if changed_by_pr else self.environ
             if cache is not None:
-                unit.key = plan_key(fingerprint=fingerprint, path=unit.path,
+                unit.key = plan_key(fingerprint=self.fingerprint, path=unit.path,
                                     blob=unit.oid, text=unit.text, environ=unit_environ,
-                                    facts_digest=digest)
-                hit = cache.get(unit.key, summary=id(unit) in summarized)
+                                    facts_digest=self.digest)
+                hit = cache.get(unit.key, summary=id(unit) in self.summarized)
                 if hit is not None:
                     unit.plan, unit.export_lines = hit.plan, hit.export_lines
                     continue
@@ -438,79 +545,69 @@ def plan_pull_request(
                     *unit.loaded.problems,
                     *withheld_problems(unit.path, unit.text, unit.loaded.placeholders & withheld))})
             unit.export_lines = unit.loaded.export_lines
-            if at_once:
-                plan_unit(unit, facts)
+            if self.plan_at_once:
+                self._plan(unit, self.facts)
 
-    # The files the change touches first; then, of the others, only those whose text may hold
-    # a source group one of those files' exports is in (`may_hold_group`: a file it rules out
-    # has no export in the review), and of those only the ones that do hold such an export.
-    # Source groups are config values, so with live facts or run history the scope is known
-    # from the loaded configs before any fact is collected: only the files in it are probed.
-    touched = [u for u in units.values() if id(u) not in unaffected]
-    load_units(touched)
-    groups = frozenset(
-        group for u in touched for group in (
-            (e.recommendation.source_group for e in u.plan.exports) if u.plan is not None
-            else (e.source_group for e in u.loaded.exports) if u.loaded is not None else ())
-        if group is not None)
-    rest = [u for u in units.values() if id(u) in unaffected and may_hold_group(u.text, groups)]
-    load_units(rest)
-    for unit in rest:  # (a superset of the review's groups: `review_scope` cuts it exactly)
-        members = ((e.recommendation.source_group for e in unit.plan.exports)
-                   if unit.plan is not None else
-                   (e.source_group for e in unit.loaded.exports) if unit.loaded is not None
-                   else ())
-        if not any(group in groups for group in members):
-            unit.plan = unit.loaded = None
-    planned_units = [u for u in units.values() if u.plan is not None or u.loaded is not None]
-    file_list, file_problems = base_waivers_file(
-        repo, fork_point, None if worktree else head_sha, waivers_file,
-        worktree_text=_read_worktree(repo, waivers_file) if worktree else None)
-    if collect is not None or add_history is not None:
-        base_loaded = [e.loaded for e in base_side.entries
-                       if isinstance(e, _Unit) and e.loaded is not None]
-        head_loaded = [e.loaded for e in head_side.entries
-                       if isinstance(e, _Unit) and e.loaded is not None]
-        if collect is not None:
-            # The base's `source:` sections filled from `source_environ` (the files in the
-            # scope only: a file outside it is never probed).
-            trusted_base = (base_loaded if source_environ is None else load_texts(
-                [(e.path, e.text) for e in base_side.entries
-                 if isinstance(e, _Unit) and e.loaded is not None],
-                fork_point[:12], source_environ, {}))
-            facts = collect_for_both_sides(collect, trusted_base, head_loaded)
-            origin = FactsOrigin(kind="live", captured_at=facts.captured_at)
+    def _plan(self, unit: _Unit, facts: FactsFile | None) -> None:
+        assert unit.loaded is not None
+        unit.plan = plan_config(unit.loaded, facts)
+        if self.cache is not None and unit.key is not None:
+            self.cache.put(unit.key, unit.plan, dict(unit.export_lines or {}))
+        if id(unit) in self.summarized:
+            unit.plan = summary_plan(unit.plan)
+        unit.loaded = None  # planned: the loaded config is not needed any more
+
+
+def _groups(unit: _Unit) -> Iterator[str | None]:
+    """The source groups of a unit's exports, from its plan or its loaded config."""
+    if unit.plan is not None:
+        return (e.recommendation.source_group for e in unit.plan.exports)
+    if unit.loaded is not None:
+        return (e.source_group for e in unit.loaded.exports)
+    return iter(())
+
+
+def _gather_facts(
+    planning: _Planning, facts: FactsFile | None, origin: FactsOrigin, *,
+    collect: FactsCollector | None, add_history: HistoryReader | None,
+    source_environ: Mapping[str, str] | None,
+) -> tuple[FactsFile, FactsOrigin]:
+    """Live facts (`collect`) or run history (`add_history`) for the configs in the review."""
+    sides = planning.sides
+    base_loaded, head_loaded = planning.loaded(sides.base), planning.loaded(sides.head)
+    if collect is None:
+        assert add_history is not None
+        return add_history(facts, [*head_loaded, *base_loaded]), origin
+    # The base's `source:` sections filled from `source_environ` (the files in the scope
+    # only: a file outside it is never probed).
+    trusted_base = (base_loaded if source_environ is None else load_texts(
+        [(e.path, e.text) for e in sides.base.entries
+         if isinstance(e, _Unit) and e.loaded is not None],
+        sides.fork_point[:12], source_environ, {}))
+    live = collect_for_both_sides(collect, trusted_base, head_loaded)
+    return live, FactsOrigin(kind="live", captured_at=live.captured_at)
+
+
+def _side_plan(side: _Side, facts: FactsFile | None, origin: FactsOrigin,
+               facts_problems: Sequence[Problem]) -> Plan:
+    """One side's plan: its units' plans in path order (a unit outside the review is left
+    out); a config that could not be read is planned here (the message names the side)."""
+    plans = []
+    for entry in side.entries:
+        if isinstance(entry, _Unit):
+            if entry.plan is not None:  # (None: not planned, outside the review)
+                plans.append(entry.plan)
         else:
-            assert add_history is not None
-            facts = add_history(facts, [*head_loaded, *base_loaded])
-        del base_loaded, head_loaded
-    for unit in planned_units:
-        if unit.plan is None:
-            plan_unit(unit, facts)
+            plans.append(plan_config(entry, facts))
+    return Plan(configs=tuple(plans), facts=origin, problems=tuple(facts_problems))
 
-    # Configs that could not be read are planned per side (the message names the side).
-    def plan_side(side: _Side) -> Plan:
-        plans = []
-        for entry in side.entries:
-            if isinstance(entry, _Unit):
-                if entry.plan is not None:  # (None: not planned, outside the review)
-                    plans.append(entry.plan)
-            else:
-                plans.append(plan_config(entry, facts))
-        return Plan(configs=tuple(plans), facts=origin, problems=tuple(facts_problems))
 
-    base_plan = plan_side(base_side)
-    head_plan = plan_side(head_side)
-    scope = review_scope(base_plan, head_plan, renames)
-    diff = diff_plans(scope.base, scope.head, renames=renames)
-    if not head_side.entries:
-        diff = diff.model_copy(update={"findings": (
-            no_configs_finding(repo, None if worktree else head_sha, globs), *diff.findings)})
-    # Inline waivers of the files in the review, and of their exports in it (one elsewhere can
-    # only be unused: a finding outside the review is never new).
-    reviewed = {(c.path, e.export_name) for plan in (scope.base, scope.head)
+def _collect_inline_waivers(sides: _Revisions, base: Plan, head: Plan) -> None:
+    """Inline waivers of the files in the review, and of their exports in it (one elsewhere
+    can only be unused: a finding outside the review is never new), into each side's sink."""
+    reviewed = {(c.path, e.export_name) for plan in (base, head)
                 for c in plan.configs for e in c.exports}
-    for side, plan in ((base_side, scope.base), (head_side, scope.head)):
+    for side, plan in ((sides.base, base), (sides.head, head)):
         in_review = {c.path for c in plan.configs}
         for entry in side.entries:
             if isinstance(entry, _Unit) and entry.path in in_review and "rivet-ci:" in entry.text:
@@ -519,22 +616,6 @@ def plan_pull_request(
                 side.waivers.waivers += [w for w in found
                                          if (entry.path, w.export_name) in reviewed]
                 side.waivers.problems += problems
-    placeholders = frozenset().union(*(
-        placeholder_names(u.text) for u in units.values() if "${" in u.text))
-    return PullRequestPlan(
-        base_sha=fork_point, head_sha=head_sha, changed=changed, base=scope.base,
-        head=scope.head, diff=diff, skipped_facts=tuple(skipped), worktree=worktree,
-        waivers=(*mark_added_in_pr(head_side.waivers.waivers, base_side.waivers.waivers),
-                 *file_list),
-        waiver_problems=(*head_side.waivers.problems, *file_problems),
-        placeholders=placeholders,
-        planned_base=_in_review(base_plan, scope.base), planned_head=_in_review(head_plan,
-                                                                               scope.head),
-        matched=(len(base_side.entries), len(head_side.entries)),
-        # (a file not planned is outside the review: counted by `matched`, not by the scope)
-        narrowed=scope.narrowed or (len(scope.base.configs), len(scope.head.configs)) != (
-            len(base_side.entries), len(head_side.entries)),
-    )
 
 
 def _in_review(planned: Plan, reviewed: Plan) -> Plan:
