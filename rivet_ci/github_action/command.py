@@ -17,6 +17,7 @@ import argparse
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from rivet_ci.adapters.github.comments import (
 )
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
 from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
-from rivet_ci.adapters.plan_cache import open_cache
+from rivet_ci.adapters.plan_cache import PlanCache, open_cache
 from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
 from rivet_ci.commands.context import Context
@@ -48,9 +49,9 @@ from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
 from rivet_ci.core.formats.document import COMPACT, INDENTED, Layout, dump_json
 from rivet_ci.core.formats.rivet_artifact import rivet_document
-from rivet_ci.core.gate.diff import Finding, PlanDiff
-from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate, parse_policy
-from rivet_ci.core.plan.planner import FactsOrigin
+from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import GatePolicy, GateResult, parse_policy
+from rivet_ci.core.plan.planner import ConfigPlan, FactsOrigin
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.github_action.annotations import (
@@ -68,8 +69,18 @@ from rivet_ci.output.redaction import MIN_SECRET_LENGTH
 from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
-from rivet_ci.review import FactsSource, Report, Sides, review_pull_request
+from rivet_ci.review import FactsSource, Report, Sides
 from rivet_ci.review.comment import CommentOptions, blob_linker, docs_ref
+from rivet_ci.review.effects import (
+    OutputPaths,
+    OutputValue,
+    Posted,
+    Published,
+    gate_word,
+    publish_record,
+    publish_review,
+    record_gate,
+)
 from rivet_ci.review.pull_request import PullRequestPlan
 from rivet_ci.review.record import RecordPlan, plan_record
 
@@ -271,6 +282,54 @@ def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str,
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     _ = args
+    action = prepare_run(ctx)
+    warn_if_stale(action, ctx)
+    inputs = config_inputs(action.settings, ctx)
+    effects = ActionEffects(action, ctx)
+    with tempfile.TemporaryDirectory(prefix="rivet-ci-state-") as state_dir:
+        gathering = FactsGathering(action, inputs, ctx, Path(state_dir))
+        template_files = trusted_template(action)  # (before planning; read once)
+        if action.record:  # a push, a schedule, a manual run: the whole repository, no comment
+            return write_record(action, inputs, gathering, effects, ctx)
+        cache = open_plan_cache(action, ctx)
+        published = publish_review(
+            Sides(action.repo, action.base_sha, action.head_sha, action.settings.configs,
+                  waivers_file=action.settings.waivers, cache=cache),
+            gathering.facts_source(),
+            action.policy.model_copy(update={"waiver_in_pr": action.settings.waiver_in_pr}),
+            effects, paths=output_paths(action.settings), layout=action.layout,
+            comment=comment_options(action, ctx, template_files), redact=ctx.redact,
+            clock=ctx.now, timestamp=ctx.timestamp,
+            extra_findings=gathering.trust_findings)  # a PR changing what grades it: unused
+    return report_review(published, action, ctx, cache)
+
+
+@dataclass(frozen=True)
+class ActionRun:
+    """What a run of the action works on, read once at its start: the settings (paths
+    confined), the policy, the pull request's commits, the repository and its trusted side,
+    and the facts file."""
+
+    settings: ActionSettings
+    rule: PathRule
+    budget: GitHubBudget
+    policy: GatePolicy
+    number: int | None
+    record: bool
+    layout: Layout
+    owner: WorkspaceOwner | None
+    repo: GitRepo
+    base_sha: str
+    head_sha: str
+    trusted: TrustedFiles
+    facts: FactsFile | None
+    facts_problems: list[Problem]
+    origin: FactsOrigin
+
+
+def prepare_run(ctx: Context) -> ActionRun:
+    """Settings and event, the path rule, the commits (fetched when the checkout lacks
+    them), the trusted side and the facts file."""
     settings, event = read_settings(ctx.environ)
     rule = PathRule.of(settings.workspace, ctx.environ)
     settings = confine_inputs(settings, rule)
@@ -278,7 +337,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     policy = parse_policy(settings.fail_on)
     number, base, head = pull_request_refs(event, settings)
     record = is_record(event, settings)
-    layout = COMPACT if settings.plan_json == "compact" else INDENTED
     owner = WorkspaceOwner.of(settings.workspace)
     repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None)
     if record:
@@ -290,18 +348,40 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                            fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
                            head=head_sha, rule=rule)
     facts, facts_problems, origin = load_facts(settings, trusted, event, ctx)
-    captured = origin.captured_at
+    return ActionRun(settings=settings, rule=rule, budget=budget, policy=policy, number=number,
+                     record=record, layout=COMPACT if settings.plan_json == "compact"
+                     else INDENTED, owner=owner, repo=repo, base_sha=base_sha,
+                     head_sha=head_sha, trusted=trusted, facts=facts,
+                     facts_problems=facts_problems, origin=origin)
+
+
+def warn_if_stale(run: ActionRun, ctx: Context) -> None:
+    """A warning when the facts were captured longer ago than `facts-max-age`."""
+    captured, settings = run.origin.captured_at, run.settings
     if captured is not None and captured.tzinfo is None:
         captured = captured.replace(tzinfo=UTC)  # a hand-written time without a zone
     if captured is not None and ctx.now() - captured > settings.facts_max_age_delta:
         ctx.stdout.write(workflow_command(
-            f"::warning title=rivet-ci facts::{escape_data(origin.path or 'facts')} captured "
-            f"{captured.isoformat()} are older than facts-max-age ({settings.facts_max_age}): "
-            f"recapture them") + "\n")
+            f"::warning title=rivet-ci facts::{escape_data(run.origin.path or 'facts')} "
+            f"captured {captured.isoformat()} are older than facts-max-age "
+            f"({settings.facts_max_age}): recapture them") + "\n")
+
+
+@dataclass(frozen=True)
+class ConfigInputs:
+    """What fills `${...}` in the configs, and the state database's URL."""
+
+    allowed: dict[str, str]  # the `env-allow` variables and the workflow's `params`
+    withheld: frozenset[str]  # params `env-allow` does not list: never in a changed config
+    state_url: str | None
+
+
+def config_inputs(settings: ActionSettings, ctx: Context) -> ConfigInputs:
+    """`${...}` in pull-request content is filled only from the `env-allow` variables and the
+    workflow's `params`; the redactor learns every credential here."""
     state_url = settings.state_url.get_secret_value() if settings.state_url else None
     redact = ctx.redact  # the output boundary's: every credential learnt is added to it
     redact.add(state_url)
-    # `${...}` in pull-request content is filled only from the `env-allow` variables.
     allowed = {name: ctx.environ[name] for name in settings.env_allow if name in ctx.environ}
     # The workflow's `params` input wins over the environment, as `--param`. Every value the
     # workflow hands in is a secret until shown otherwise: a param whose name `env-allow`
@@ -311,17 +391,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     withheld = frozenset(name for name in params if name not in settings.env_allow)
     redact.add(*(params[name] for name in withheld if len(params[name]) >= MIN_SECRET_LENGTH))
     allowed.update(params)
+    return ConfigInputs(allowed=allowed, withheld=withheld, state_url=state_url)
 
-    def read_url_file(path: str) -> str:
-        data = trusted.read_file(Path(path), "url-file")
-        if data is None:
-            raise FileNotFoundError(2, "not on the base revision")
-        return data.decode("utf-8")
 
-    def write(path: Path, text: str | Iterator[bytes], *, append: bool = False,
+class ActionEffects:
+    """The run's effects as GitHub's runner takes them (`review.effects.Effects`): files
+    through the output boundary (redacted, never through a symlink, handed to the workspace's
+    owner), `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, workflow commands, the sticky comment."""
+
+    def __init__(self, run: ActionRun, ctx: Context) -> None:
+        self.run, self.ctx = run, ctx
+
+    def write(self, path: Path, text: str | Iterator[bytes], *, append: bool = False,
               root: Path | None = None) -> None:
         # Through the output boundary: redacted, never through a symlink. A document given
         # as chunks (`Report.document_chunks`) is written chunk by chunk.
+        owner, redact = self.run.owner, self.ctx.redact
         check_parents(path, root)
         make_parents(path, owner)
         if isinstance(text, str):
@@ -330,146 +415,166 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             write_chunks(path, text, redact, root=root)
         adopt(path, owner)  # (a file replaced atomically is a new one: handed over again)
 
-    def write_step_outputs(values: Mapping[str, str | int | bool]) -> None:
-        if settings.github_output is not None:
-            existed = settings.github_output.exists()
-            write_outputs(settings.github_output, values, redact)
+    def write_plan(self, chunks: Iterator[bytes], configs: tuple[ConfigPlan, ...]) -> None:
+        settings = self.run.settings
+        self.write(settings.output_path, chunks, root=settings.workspace)
+        if settings.rivet_artifact_path is not None:
+            self.write(settings.rivet_artifact_path,
+                       dump_json(rivet_document(configs, created_at=self.ctx.now())),
+                       root=settings.workspace)
+
+    def write_outputs(self, values: Mapping[str, OutputValue]) -> None:
+        path = self.run.settings.github_output
+        if path is not None:
+            existed = path.exists()
+            write_outputs(path, values, self.ctx.redact)
             if not existed:
-                adopt(settings.github_output, owner)
+                adopt(path, self.run.owner)
 
-    with tempfile.TemporaryDirectory(prefix="rivet-ci-state-") as state_dir:
+    def write_comment(self, body: str) -> None:
+        settings = self.run.settings
+        self.write(settings.comment_path, body, root=settings.workspace)
 
-        def history(current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
-            root = (settings.workspace if state_url else
-                    trusted_state_root(trusted, [c.path for c in configs], Path(state_dir)))
-            enriched, notes = with_state_history(current, configs, state_url, root=root,
-                                                 environ=ctx.environ)
-            for note in notes:
-                ctx.stdout.write(workflow_command(
-                    f"::warning title=rivet-ci history::{escape_data(note)}") + "\n")
-            return enriched
+    def write_summary(self, text: str) -> None:
+        if self.run.settings.step_summary is not None:
+            self.write(self.run.settings.step_summary, text, append=True)
 
-        def collect(configs: Sequence[LoadedConfig], base: Sequence[LoadedConfig]) -> FactsFile:
-            live = collect_facts(
-                [(c, settings.workspace / c.path) for c in configs], environ=ctx.environ,
-                repo_root=settings.workspace, include_history=False, redact=redact,
-                read_url_file=read_url_file, placeholders=allowed,
-                trusted=TrustedReads.of(base))
-            return history(live, configs)
+    def annotate(self, gate: GateResult, findings: Sequence[Finding]) -> list[Problem]:
+        return print_annotations(self.ctx, gate, findings, self.run.facts_problems)
 
-        def trust_findings() -> list[Finding]:
-            # (the configs outside the review were not probed: their trusted files compared)
-            check_outside_review(trusted, settings.configs, ctx.environ, url_files=settings.live,
-                                 state=settings.live and not state_url)
-            return trusted.findings
+    def post(self, report: Report, body: str, short: str) -> Posted | None:
+        outcome = post_comment(self.run.settings, number=self.run.number, body=body,
+                               short=short, pr=report.pr, timestamp=report.timestamp,
+                               ctx=self.ctx, budget=self.run.budget, quiet=report.quiet)
+        if outcome is None:
+            return None
+        return Posted(url=outcome.url, shown=outcome.action in POSTED)
 
-        # The template dir, from the trusted side (before planning; read once).
-        template_files = (trusted.read_dir(settings.template_path, "template")
-                          if settings.template_path is not None else None)
-        if template_files is None and settings.template_path is not None:
-            # the workflow's own directory, on disk: no link on the way to it either
-            rule.confine(settings.template_path, "template-dir")
-        outputs: dict[str, str | int | bool] = {}
-        rivet_path = settings.rivet_artifact_path
 
-        def write_document(report: Report) -> None:
-            # 1. The artifact first: it must survive anything that fails later; then the
-            #    outputs.
-            pr, gate = report.pr, report.gate
-            write(settings.output_path, report.document_chunks(layout, coverage=True),
-                  root=settings.workspace)
-            if rivet_path is not None:
-                write(rivet_path, dump_json(rivet_document(pr.document_head.configs,
-                                                           created_at=ctx.now())),
-                      root=settings.workspace)
-            outputs.update({
-                "plan-path": settings.for_output(settings.output_path),
-                "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
-                "comment-url": "",
-                "comment-file": settings.for_output(settings.comment_path),
-                "changed-exports": len(pr.diff.changed_exports),
-                "new-isolations": pr.diff.new_isolations,
-                "new-warnings": pr.diff.new_warnings,
-                "gate": "passed" if gate.passed else "failed",
-                "comment-posted": False,
-                **pr.planned_counts(),
-                "policy": gate.policy,
-            })
-            write_step_outputs(outputs)
+class FactsGathering:
+    """Live facts and run history for the configs in the review, each read from the trusted
+    side (`url_file` sources and `.rivet_state.db` from the base revision)."""
 
-        if record:  # a push, a schedule, a manual run: the whole repository, no comment
-            return write_record(
-                plan_record(repo, head_sha, settings.configs, facts=facts, origin=origin,
-                            environ=allowed, facts_problems=facts_problems,
-                            # (the pushed commit is the trusted side, as a PR's base is)
-                            enrich=(lambda _f, configs: collect(configs, configs))
-                            if settings.live
-                            else history if state_url else None, live=settings.live),
-                settings=settings, ctx=ctx, policy=policy, layout=layout, write=write,
-                write_step_outputs=write_step_outputs, facts_problems=facts_problems)
+    def __init__(self, run: ActionRun, inputs: ConfigInputs, ctx: Context,
+                 state_dir: Path) -> None:
+        self.run, self.inputs, self.ctx, self.state_dir = run, inputs, ctx, state_dir
 
-        # 2. The comment (short enough for GitHub) and the full report (for the step summary).
-        cache, refused = open_cache(settings.cache_path, repo,
-                                    owner.adopt if owner is not None else None, rule=rule)
-        if refused:
-            ctx.stdout.write(workflow_command(
-                f"::warning title=rivet-ci cache::{escape_data(refused)}") + "\n")
-        report = review_pull_request(
-            Sides(repo, base_sha, head_sha, settings.configs, waivers_file=settings.waivers,
-                  cache=cache),
-            FactsSource(facts, origin, facts_problems, environ=allowed,
-                        collect=collect if settings.live else None,
-                        add_history=history if state_url and not settings.live else None,
-                        source_environ=ctx.environ, withheld=withheld),
-            policy.model_copy(update={"waiver_in_pr": settings.waiver_in_pr}),
-            clock=ctx.now, timestamp=ctx.timestamp, redact=redact,
-            extra_findings=trust_findings,  # a PR changing what grades it: unused
-            comment=CommentOptions(
-                gate_id=settings.gate_id, run_url=settings.run_url,
-                links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
-                template_dir=None if template_files is not None else settings.template_path,
-                template_files=template_files,
-                previous_body=lambda: previous_comment(settings, number, ctx, budget),
-                docs_at=docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
-                                 ctx.environ.get("GITHUB_ACTION_REF")),
-                facts_max_age=settings.facts_max_age_delta),
-            on_document=write_document)
-    pr, gate, bodies = report.pr, report.gate, report.bodies
-    assert bodies is not None
-    checked = report.checked
-    body, short = redact(bodies.comment), redact(bodies.short)
-    write(settings.comment_path, body, root=settings.workspace)
-    if settings.step_summary is not None:
-        write(settings.step_summary, bodies.summary, append=True)
+    def read_url_file(self, path: str) -> str:
+        data = self.run.trusted.read_file(Path(path), "url-file")
+        if data is None:
+            raise FileNotFoundError(2, "not on the base revision")
+        return data.decode("utf-8")
 
-    # 3. Annotations on the YAML lines and on the facts file's own problems.
-    errors = print_annotations(ctx, gate, pr.diff.findings, facts_problems)
+    def history(self, current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
+        settings, state_url = self.run.settings, self.inputs.state_url
+        root = (settings.workspace if state_url else
+                trusted_state_root(self.run.trusted, [c.path for c in configs], self.state_dir))
+        enriched, notes = with_state_history(current, configs, state_url, root=root,
+                                             environ=self.ctx.environ)
+        for note in notes:
+            self.ctx.stdout.write(workflow_command(
+                f"::warning title=rivet-ci history::{escape_data(note)}") + "\n")
+        return enriched
 
-    # 4. Post (or not), then the outputs that depend on it.
-    outcome = post_comment(settings, number=number, body=body, short=short, pr=pr,
-                           timestamp=report.timestamp, ctx=ctx, budget=budget,
-                           quiet=report.quiet)
-    if outcome is not None:
-        outputs["comment-url"] = outcome.url or ""
-        outputs["comment-posted"] = outcome.action in POSTED
-        write_step_outputs({k: outputs[k] for k in ("comment-url", "comment-posted")})
-    ctx.stdout.write(f"rivet-ci: {checked_text(checked)}; "
+    def collect(self, configs: Sequence[LoadedConfig], base: Sequence[LoadedConfig],
+                ) -> FactsFile:
+        settings = self.run.settings
+        live = collect_facts(
+            [(c, settings.workspace / c.path) for c in configs], environ=self.ctx.environ,
+            repo_root=settings.workspace, include_history=False, redact=self.ctx.redact,
+            read_url_file=self.read_url_file, placeholders=self.inputs.allowed,
+            trusted=TrustedReads.of(base))
+        return self.history(live, configs)
+
+    def trust_findings(self) -> list[Finding]:
+        # (the configs outside the review were not probed: their trusted files compared)
+        settings = self.run.settings
+        check_outside_review(self.run.trusted, settings.configs, self.ctx.environ,
+                             url_files=settings.live,
+                             state=settings.live and not self.inputs.state_url)
+        return self.run.trusted.findings
+
+    def facts_source(self) -> FactsSource:
+        run, inputs, live = self.run, self.inputs, self.run.settings.live
+        return FactsSource(run.facts, run.origin, run.facts_problems, environ=inputs.allowed,
+                           collect=self.collect if live else None,
+                           add_history=self.history if inputs.state_url and not live else None,
+                           source_environ=self.ctx.environ, withheld=inputs.withheld)
+
+    def enrich_record(self) -> Callable[[FactsFile | None, Sequence[LoadedConfig]],
+                                        FactsFile] | None:
+        # (the pushed commit is the trusted side, as a PR's base is)
+        if self.run.settings.live:
+            return lambda _f, configs: self.collect(configs, configs)
+        return self.history if self.inputs.state_url else None
+
+
+def trusted_template(run: ActionRun) -> dict[str, bytes] | None:
+    """The template dir, from the trusted side; the workflow's own directory on disk is
+    checked for links on the way to it (and read when rendering)."""
+    settings = run.settings
+    if settings.template_path is None:
+        return None
+    files = run.trusted.read_dir(settings.template_path, "template")
+    if files is None:
+        run.rule.confine(settings.template_path, "template-dir")
+    return files
+
+
+def open_plan_cache(run: ActionRun, ctx: Context) -> PlanCache | None:
+    cache, refused = open_cache(run.settings.cache_path, run.repo,
+                                run.owner.adopt if run.owner is not None else None,
+                                rule=run.rule)
+    if refused:
+        ctx.stdout.write(workflow_command(
+            f"::warning title=rivet-ci cache::{escape_data(refused)}") + "\n")
+    return cache
+
+
+def output_paths(settings: ActionSettings, *, comment: bool = True) -> OutputPaths:
+    rivet_path = settings.rivet_artifact_path
+    return OutputPaths(plan=settings.for_output(settings.output_path),
+                       rivet_artifact=settings.for_output(rivet_path) if rivet_path else "",
+                       comment_file=settings.for_output(settings.comment_path) if comment
+                       else "")
+
+
+def comment_options(run: ActionRun, ctx: Context,
+                    template_files: dict[str, bytes] | None) -> CommentOptions:
+    settings = run.settings
+    return CommentOptions(
+        gate_id=settings.gate_id, run_url=settings.run_url,
+        links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
+        template_dir=None if template_files is not None else settings.template_path,
+        template_files=template_files,
+        previous_body=lambda: previous_comment(settings, run.number, ctx, run.budget),
+        docs_at=docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
+                         ctx.environ.get("GITHUB_ACTION_REF")),
+        facts_max_age=settings.facts_max_age_delta)
+
+
+def report_review(published: Published, run: ActionRun, ctx: Context,
+                  cache: PlanCache | None) -> int:
+    """The run's last lines on stdout, the facts file's errors, and the exit code."""
+    pr, gate, settings = published.report.pr, published.report.gate, run.settings
+    ctx.stdout.write(f"rivet-ci: {checked_text(published.report.checked)}; "
                      f"{plural(len(pr.diff.changed_exports), 'changed export')}; "
-                     f"gate {outputs['gate']} (fail-on: {gate.policy}); "
-                     f"plan: {outputs['plan-path']}\n")
+                     f"gate {gate_word(gate)} (fail-on: {gate.policy}); "
+                     f"plan: {settings.for_output(settings.output_path)}\n")
     for path in pr.skipped_facts:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
     if cache is not None:
         ctx.stdout.write(f"rivet-ci: plan cache {settings.for_output(cache.directory)}: "
                          f"{cache.stats.summary()}\n")
+    return exit_code(ctx, gate, published.errors)
+
+
+def exit_code(ctx: Context, gate: GateResult, errors: Sequence[Problem]) -> int:
     if errors:
         ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
                          + "".join(f"  {p.render()}\n" for p in errors))
         return USAGE_ERROR
     return OK if gate.passed else GATE_FAILED
-
-
-Writer = Callable[..., None]
 
 
 def print_annotations(ctx: Context, gate: GateResult, findings: Sequence[Finding],
@@ -488,51 +593,30 @@ def print_annotations(ctx: Context, gate: GateResult, findings: Sequence[Finding
     return errors
 
 
-def write_record(
-    record: RecordPlan, *, settings: ActionSettings, ctx: Context, policy: GatePolicy,
-    layout: Layout, write: Writer, write_step_outputs: Callable[[Mapping[str, str | int | bool]],
-                                                                None],
-    facts_problems: list[Problem],
-) -> int:
-    """The plan of record's outputs: plan.json (and rivet's artifact), the step outputs, the
-    job summary and the annotations; no comment. The gate is the always-on rules on the
-    plan's own errors (`fail-on: none` reports only)."""
+def write_record(run: ActionRun, inputs: ConfigInputs, gathering: FactsGathering,
+                 effects: ActionEffects, ctx: Context) -> int:
+    """The plan of record: every config at the commit planned whole; plan.json (and rivet's
+    artifact), the step outputs, the job summary and the annotations; no comment. The gate is
+    the always-on rules on the plan's own errors (`fail-on: none` reports only)."""
+    settings = run.settings
+    record = plan_record(run.repo, run.head_sha, settings.configs, facts=run.facts,
+                         origin=run.origin, environ=inputs.allowed,
+                         facts_problems=run.facts_problems, enrich=gathering.enrich_record(),
+                         live=settings.live)
+    gate = record_gate(record, run.policy)
+    errors = publish_record(record, gate, effects, paths=output_paths(settings, comment=False),
+                            layout=run.layout, generated_at=ctx.timestamp(),
+                            summary=record_summary(record, gate, settings))
     plan = record.plan
-    gate = evaluate_gate(PlanDiff(exports=(), warnings=(), order_moves=(),
-                                  findings=record.findings, head_problems=()), policy)
-    write(settings.output_path, record.document_chunks(generated_at=ctx.timestamp(),
-                                                       layout=layout),
-          root=settings.workspace)
-    rivet_path = settings.rivet_artifact_path
-    if rivet_path is not None:
-        write(rivet_path, dump_json(rivet_document(plan.configs, created_at=ctx.now())),
-              root=settings.workspace)
     exports = sum(len(c.exports) for c in plan.configs)
-    write_step_outputs({
-        "plan-path": settings.for_output(settings.output_path),
-        "rivet-artifact-path": settings.for_output(rivet_path) if rivet_path else "",
-        "comment-url": "", "comment-file": "", "comment-posted": False,
-        "changed-exports": 0, "new-isolations": 0, "new-warnings": 0,
-        "gate": "passed" if gate.passed else "failed", "policy": gate.policy,
-        "head-configs": len(plan.configs), "head-exports": exports,
-        "base-configs": 0, "base-exports": 0,
-    })
-    commit = record.commit[:12]
-    if settings.step_summary is not None:
-        write(settings.step_summary, record_summary(record, gate, settings), append=True)
-    errors = print_annotations(ctx, gate, record.findings, facts_problems)
-    ctx.stdout.write(f"rivet-ci: plan of record at {commit}: "
+    ctx.stdout.write(f"rivet-ci: plan of record at {record.commit[:12]}: "
                      f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "
-                     f"{record.matched} matching; gate {'passed' if gate.passed else 'failed'} "
+                     f"{record.matched} matching; gate {gate_word(gate)} "
                      f"(fail-on: {gate.policy}); plan: "
                      f"{settings.for_output(settings.output_path)}\n")
     for path in record.skipped_facts:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
-    if errors:
-        ctx.stderr.write(f"rivet-ci: error: the facts file has {len(errors)} problem(s):\n"
-                         + "".join(f"  {p.render()}\n" for p in errors))
-        return USAGE_ERROR
-    return OK if gate.passed else GATE_FAILED
+    return exit_code(ctx, gate, errors)
 
 
 def record_summary(record: RecordPlan, gate: GateResult, settings: ActionSettings) -> str:
