@@ -99,6 +99,7 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     """The comment stage alone: view model and the three renderings the action makes."""
     from rivet_ci.adapters.files import load_facts_file
     from rivet_ci.adapters.git import GitRepo
+    from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
     from rivet_ci.core.gate.policy import evaluate_gate, parse_policy
     from rivet_ci.core.plan.planner import FactsOrigin
     from rivet_ci.review.comment import CommentOptions, render_comments
@@ -112,8 +113,8 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     times, cpu, size = [], [], 0
     for _ in range(repeat):
         started, started_cpu = time.perf_counter(), time.process_time()
-        bodies = render_comments(pr, gate, CommentOptions(gate_id="default"),
-                                 timestamp="2026-11-29T12:00:00Z",
+        options = CommentOptions(gate_id="default", comment_limit=GITHUB_COMMENT_LIMIT)
+        bodies = render_comments(pr, gate, options, timestamp="2026-11-29T12:00:00Z",
                                  now=datetime(2026, 11, 29, 12, tzinfo=UTC))
         times.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)

@@ -13,7 +13,7 @@ from support.action import REPO, Workspace, add_order_items, run_action
 from support.fake_github import FakeGitHub
 
 from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
-from rivet_ci.adapters.github.transport import GitHubClient
+from rivet_ci.adapters.github.client import GitHubClient
 
 EXAMPLE_FACTS = Path(__file__).resolve().parents[1] / "examples" / "facts.yaml"
 WORKFLOW = ".github/workflows/example-facts-capture.yml"

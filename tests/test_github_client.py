@@ -16,16 +16,7 @@ import pytest
 from support.fake_github import FakeGitHub
 from support.isolation import free_port
 
-from rivet_ci.adapters.github.comments import (
-    ACTIONS_BOT_LOGIN,
-    Behaviour,
-    CommentAction,
-    CommentOutcome,
-    upsert_comment,
-)
-from rivet_ci.adapters.github.models import WorkflowRun
-from rivet_ci.adapters.github.pulls import find_pull_for_head, find_pull_for_run
-from rivet_ci.adapters.github.transport import (
+from rivet_ci.adapters.github.client import (
     GitHubBodyTooLong,
     GitHubClient,
     GitHubError,
@@ -35,7 +26,11 @@ from rivet_ci.adapters.github.transport import (
     GitHubUnauthorized,
     GitHubUnavailable,
 )
+from rivet_ci.adapters.github.forge import ACTIONS_BOT_LOGIN, GitHubForge
+from rivet_ci.adapters.github.models import WorkflowRun
+from rivet_ci.adapters.github.pulls import find_pull_for_head, find_pull_for_run
 from rivet_ci.core.comment.marker import make_marker, parse_marker
+from rivet_ci.review.sticky import Behaviour, CommentAction, CommentOutcome, upsert_comment
 
 REPO = "acme/warehouse"
 PR = 7
@@ -83,7 +78,10 @@ def upsert(client: GitHubClient, **overrides: Any) -> CommentOutcome:
         "head_sha": SHA1,
         "timestamp": T1,
     }
-    return upsert_comment(client, **{**args, **overrides})
+    args.update(overrides)
+    forge = GitHubForge(client, args.pop("repo"), args.pop("number"),
+                        author=args.pop("author", None))
+    return upsert_comment(forge, **args)
 
 
 def ours(gh: FakeGitHub, login: str = "rivet-bot") -> list[dict[str, Any]]:

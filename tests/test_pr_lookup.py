@@ -17,9 +17,10 @@ import pytest
 from support.fake_github import FakeGitHub
 from support.pr import Result, run_cli
 
-from rivet_ci.adapters.github.comments import upsert_comment
-from rivet_ci.adapters.github.transport import GitHubClient
+from rivet_ci.adapters.github.client import GitHubClient
+from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.core.comment.marker import make_marker, parse_leading_marker
+from rivet_ci.review.sticky import upsert_comment
 
 REPO = "acme/warehouse"
 TOKEN = "ghs_WorkflowRunToken0123456789abcdefABCD"
@@ -163,7 +164,7 @@ def test_comments_quoting_the_marker_are_never_edited_or_deleted(gh: FakeGitHub,
     copied = gh.add_comment(REPO, 7, MARKER + "\nbody\n", login="someone-else")
     client = GitHubClient(api_url=gh.url, token=TOKEN, sleep=lambda _: None)
     for behaviour in ("update", "recreate", "update"):
-        upsert_comment(client, repo=REPO, number=7, body="body\n", short_body="body\n",
+        upsert_comment(GitHubForge(client, REPO, 7), body="body\n", short_body="body\n",
                        gate_id="default", head_sha=SHA, behaviour=behaviour,
                        timestamp="2026-11-29T12:00:00Z")
     comments = {c["id"]: c for c in gh.comments(REPO, 7)}

@@ -16,6 +16,7 @@ from support.pr import Repo, chunked, config, export, heavy_facts, small_facts
 
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.core.comment.marker import parse_marker
+from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.gate.diff import Finding
 from rivet_ci.core.gate.policy import parse_policy
@@ -60,7 +61,8 @@ def review(repo: Repo, calls: list[str], *, comment: bool = True, fail_on: tuple
         FactsSource(FACTS, FactsOrigin(kind="file", path="facts.yaml", captured_at=NOW)),
         parse_policy(list(fail_on)), clock=lambda: NOW, timestamp=lambda: "2026-03-01T12:00:00Z",
         redact=Redactor(), extra_findings=extra_findings, on_document=on_document,
-        comment=CommentOptions(gate_id="warehouse", previous_body=previous_body)
+        comment=CommentOptions(gate_id="warehouse", comment_limit=GITHUB_COMMENT_LIMIT,
+                               previous_body=previous_body)
         if comment else None)
 
 

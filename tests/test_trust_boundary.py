@@ -36,9 +36,10 @@ from support.action import (
 from support.fake_github import FakeGitHub
 from support.pr import git
 
-from rivet_ci.adapters.github.comments import upsert_comment
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubUnavailable
+from rivet_ci.adapters.github.client import GitHubClient, GitHubUnavailable
+from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.core.comment.marker import make_marker
+from rivet_ci.review.sticky import upsert_comment
 
 DB_PASSWORD = "s3cr3t-P@ss,word&<x>"
 
@@ -346,7 +347,7 @@ def test_a_502_after_a_successful_create_leaves_no_duplicate(gh: FakeGitHub) -> 
     gh.add_pull(REPO, PR, head_sha="a" * 40)
     gh.inject_after_success(502, method="POST")
     client = GitHubClient(api_url=gh.url, token=TOKEN, sleep=lambda _: None)
-    outcome = upsert_comment(client, repo=REPO, number=PR, body="hello", short_body="hello",
+    outcome = upsert_comment(GitHubForge(client, REPO, PR), body="hello", short_body="hello",
                              gate_id="default", head_sha="a" * 40,
                              timestamp="2026-11-29T12:00:00Z")
     assert len(gh.comments(REPO, PR)) == 1

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.github.forge import GitHubForge, linker_from_environ
 from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
@@ -18,7 +19,7 @@ from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 from rivet_ci.output.sink import write_chunks
 from rivet_ci.review import FactsSource, Report, Sides, review_pull_request
-from rivet_ci.review.comment import CommentOptions, linker_from_environ, local_hint
+from rivet_ci.review.comment import CommentOptions, local_hint
 from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
 
 
@@ -115,7 +116,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
             clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,
             comment=CommentOptions(
-                gate_id=args.gate_id, links=lambda sha: linker_from_environ(ctx.environ, sha),
+                # (the comment as GitHub would take it: its limit, its links)
+                gate_id=args.gate_id, comment_limit=GitHubForge.comment_limit,
+                links=lambda sha: linker_from_environ(ctx.environ, sha),
                 template_dir=args.template_dir, hint=local_hint(args.output),
             ) if args.format == "markdown" else None,
             on_document=write_document)

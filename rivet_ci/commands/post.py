@@ -19,16 +19,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rivet_ci.adapters.github.comments import Behaviour, CommentAction, upsert_comment
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.adapters.github.event import read_event as read_event_file
+from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.adapters.github.models import WorkflowRun
 from rivet_ci.adapters.github.pulls import AmbiguousPullError, find_pull_for_run
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 from rivet_ci.commands.context import Context
 from rivet_ci.core.comment.marker import Marker, parse_marker
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
+from rivet_ci.review.sticky import Behaviour, CommentAction, upsert_comment
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -160,7 +161,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ctx.stdout.write("rivet-ci: no open pull request has exactly the triggering run's "
                              "head (closed, merged or pushed to meanwhile?); nothing posted\n")
             return OK
-        outcome = upsert_comment(client, repo=repo, number=number, body=body, short_body=body,
+        outcome = upsert_comment(GitHubForge(client, repo, number), body=body, short_body=body,
                                  gate_id=marker.gate_id, head_sha=marker.head_sha,
                                  behaviour=Behaviour(args.comment))
     except ValueError as exc:  # a malformed --repo

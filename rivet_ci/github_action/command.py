@@ -24,15 +24,9 @@ from typing import Any
 
 from rivet_ci.adapters.files import load_facts_file
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.adapters.github.comments import (
-    Behaviour,
-    CommentAction,
-    CommentOutcome,
-    find_own_comment,
-    upsert_comment,
-)
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
+from rivet_ci.adapters.github.forge import GitHubForge, blob_linker
 from rivet_ci.adapters.plan_cache import PlanCache, open_cache
 from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
 from rivet_ci.adapters.state_history import STATE_FILE
@@ -70,7 +64,7 @@ from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
 from rivet_ci.review import FactsSource, Report, Sides
-from rivet_ci.review.comment import CommentOptions, blob_linker, docs_ref
+from rivet_ci.review.comment import CommentOptions, docs_ref
 from rivet_ci.review.effects import (
     OutputPaths,
     OutputValue,
@@ -83,10 +77,13 @@ from rivet_ci.review.effects import (
 )
 from rivet_ci.review.pull_request import PullRequestPlan
 from rivet_ci.review.record import RecordPlan, plan_record
-
-# Outcomes after which the PR shows this run's comment.
-POSTED = frozenset({CommentAction.CREATED, CommentAction.UPDATED, CommentAction.UNCHANGED,
-                    CommentAction.RECREATED})
+from rivet_ci.review.sticky import (
+    Behaviour,
+    CommentAction,
+    CommentOutcome,
+    find_own_comment,
+    upsert_comment,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -448,7 +445,7 @@ class ActionEffects:
                                ctx=self.ctx, budget=self.run.budget, quiet=report.quiet)
         if outcome is None:
             return None
-        return Posted(url=outcome.url, shown=outcome.action in POSTED)
+        return Posted(url=outcome.url, shown=outcome.shown)
 
 
 class FactsGathering:
@@ -543,7 +540,8 @@ def comment_options(run: ActionRun, ctx: Context,
                     template_files: dict[str, bytes] | None) -> CommentOptions:
     settings = run.settings
     return CommentOptions(
-        gate_id=settings.gate_id, run_url=settings.run_url,
+        gate_id=settings.gate_id, comment_limit=GitHubForge.comment_limit,
+        run_url=settings.run_url,
         links=lambda sha: blob_linker(settings.server_url, settings.repository, sha),
         template_dir=None if template_files is not None else settings.template_path,
         template_files=template_files,
@@ -658,6 +656,11 @@ class GitHubBudget:
                             request_deadline=60,
                             run_deadline=max(0.0, self.end - time.monotonic()))
 
+    def forge(self, settings: ActionSettings, number: int) -> GitHubForge:
+        """The pull request's conversation, through a client within the budget."""
+        return GitHubForge(self.client(settings), settings.repository, number,
+                           server_url=settings.server_url)
+
 
 def previous_comment(settings: ActionSettings, number: int | None, ctx: Context,
                      budget: GitHubBudget) -> str | None:
@@ -670,9 +673,7 @@ def previous_comment(settings: ActionSettings, number: int | None, ctx: Context,
             or settings.github_token is None):
         return None
     try:
-        client = budget.client(settings)
-        found = find_own_comment(client, repo=settings.repository, number=number,
-                                 gate_id=settings.gate_id)
+        found = find_own_comment(budget.forge(settings, number), gate_id=settings.gate_id)
     except GitHubError as exc:
         ctx.stdout.write(workflow_command(
             "::notice title=rivet-ci comment::" + escape_data(
@@ -689,10 +690,10 @@ def post_comment(
 ) -> CommentOutcome | None:
     if settings.comment == "off" or number is None or settings.github_token is None:
         return None
-    client = budget.client(settings)
+    forge = budget.forge(settings, number)
     try:
         outcome = upsert_comment(
-            client, repo=settings.repository, number=number, body=body, short_body=short,
+            forge, body=body, short_body=short,
             gate_id=settings.gate_id, head_sha=pr.head_sha,
             behaviour=Behaviour(settings.comment), timestamp=timestamp,
             create=not (quiet and settings.comment_when == "changed"))

@@ -1,9 +1,10 @@
 """The pull-request comment, rendered once for every place it goes (shell, used by `action` and
-`diff`): the comment (65,536 characters), its short fallback (16,000) and the job summary (1 MB).
+`diff`): the comment (within the forge's limit, `CommentOptions.comment_limit`: 65,536
+characters on GitHub), its short fallback (16,000) and the job summary (1 MB).
 
 The view is built once with every changed row, each row is measured once, and each output keeps
-the rows that fit its budget. Links point at the YAML line at the head commit, on the GitHub
-server the workflow runs on (GHES-aware through GITHUB_SERVER_URL).
+the rows that fit its budget. Links point at the YAML line at the head commit, as the caller's
+link builder makes them (the forge's: `adapters/github/forge.blob_linker` on GitHub).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 import jinja2
 
@@ -29,7 +29,7 @@ from rivet_ci.core.comment.view import (
     build_comment_view,
     facts_description,
 )
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.patterns import COMMIT_SHA
 from rivet_ci.core.gate.diff import PlanDiff
 from rivet_ci.core.gate.policy import GateResult
@@ -46,7 +46,7 @@ from rivet_ci.output.render import (
 )
 from rivet_ci.review.pull_request import PullRequestPlan
 
-SHORT_COMMENT_LIMIT = 16_000  # posted when GitHub rejects the full comment as too long
+SHORT_COMMENT_LIMIT = 16_000  # posted when the forge rejects the full comment as too long
 # The comment's link to the scoring rules: rivet-ci's own repository, at a ref that exists.
 DOCS_REPOSITORY = "rivet-ci/rivet-ci"
 RULES_URL = "https://github.com/{repository}/blob/{ref}/docs/scoring-rules.md"
@@ -71,7 +71,6 @@ def docs_ref(action_repository: str | None = None, action_ref: str | None = None
 def rules_url(ref: str | None = None) -> str:
     """The scoring rules of the running version (`docs_ref`)."""
     return RULES_URL.format(repository=DOCS_REPOSITORY, ref=ref or docs_ref())
-DEFAULT_SERVER_URL = "https://github.com"
 
 
 @dataclass(frozen=True)
@@ -87,27 +86,6 @@ def _builtin_environment() -> jinja2.Environment:
     """The built-in template's environment, compiled once per process (a user template dir
     gets a fresh sandboxed one every time)."""
     return template_environment(None)
-
-
-def blob_linker(server_url: str, repository: str, sha: str) -> LinkFor:
-    """Links to a config line at `sha`: `<server>/<owner>/<repo>/blob/<sha>/<path>#L<line>`."""
-    base = f"{server_url.rstrip('/')}/{quote(repository, safe='/')}/blob/{sha}/"
-
-    def link_for(path: str, line: int | None) -> str | None:
-        # Every character of a path that could end or change the link is percent-encoded.
-        target = base + quote(path, safe="/")
-        return f"{target}#L{line}" if line else target
-
-    return link_for
-
-
-def linker_from_environ(environ: Mapping[str, str], sha: str) -> LinkFor | None:
-    """Links for `rivet-ci diff` when run where GITHUB_REPOSITORY is set; else none."""
-    repository = environ.get("GITHUB_REPOSITORY", "").strip()
-    if not repository or repository.count("/") != 1:
-        return None
-    server = environ.get("GITHUB_SERVER_URL", "").strip() or DEFAULT_SERVER_URL
-    return blob_linker(server, repository, sha)
 
 
 def report_hint(run_url: str | None) -> str:
@@ -131,6 +109,7 @@ class CommentOptions:
     just before rendering: the body of this gate's comment from an earlier run."""
 
     gate_id: str
+    comment_limit: int  # the most characters the forge takes in a comment (`Forge.comment_limit`)
     run_url: str | None = None
     links: Callable[[str], LinkFor | None] = lambda _sha: None
     template_dir: Path | None = None
@@ -177,7 +156,7 @@ def render_comments(
     cap = TOP_ROWS_LARGE if view.large else None
     # A large PR's comment leads with the summary and grouped causes; its top rows' reasons
     # are in the job summary with every other row.
-    comment, _ = render_within_limit(view, env, GITHUB_COMMENT_LIMIT, max_rows=cap,
+    comment, _ = render_within_limit(view, env, options.comment_limit, max_rows=cap,
                                      cache=cache, lengths=lengths, details=not view.large)
     short, _ = render_within_limit(view, env, SHORT_COMMENT_LIMIT, max_rows=cap, cache=cache,
                                    lengths=lengths, details=not view.large)
@@ -196,19 +175,19 @@ def waiver_hints(gate: GateResult) -> dict[int, str]:
 
 def comment_from_document(
     diff: PlanDiff, gate: GateResult, head: Plan, *, base_sha: str, head_sha: str,
-    timestamp: str, facts_text: str, gate_id: str = "default", links: LinkFor | None = None,
-    hint: str | None = None,
+    timestamp: str, facts_text: str, comment_limit: int, gate_id: str = "default",
+    links: LinkFor | None = None, hint: str | None = None,
 ) -> str:
     """The comment of a pull request re-rendered from its `plan.json` (`rivet-ci show
     --format markdown`): the same view and template, without "since your last push" (the
-    previous comment is not in the document). Within GitHub's limit, like the action's."""
+    previous comment is not in the document). Within `comment_limit`, like the action's."""
     view = build_comment_view(diff, gate, ViewOptions(
         gate_id=gate_id, marker=make_marker(gate_id, head_sha, timestamp),
         base_sha=base_sha, head_sha=head_sha, facts=facts_text, link=links,
         rules_url=rules_url(), waiver_hints=waiver_hints(gate),
         full_report_hint=hint or f"{code('plan.json')}", head=head))
     cache = RowCache()
-    body, _ = render_within_limit(view, _builtin_environment(), GITHUB_COMMENT_LIMIT,
+    body, _ = render_within_limit(view, _builtin_environment(), comment_limit,
                                   max_rows=TOP_ROWS_LARGE if view.large else None, cache=cache,
                                   details=not view.large)
     return body

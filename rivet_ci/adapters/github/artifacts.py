@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.core.facts.loader import is_facts_document
 
 TRUSTED_EVENTS = frozenset({"schedule", "workflow_dispatch", "push"})

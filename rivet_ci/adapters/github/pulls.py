@@ -10,8 +10,8 @@ when more than one pull request fits, nothing is posted (`AmbiguousPullError`).
 
 from __future__ import annotations
 
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.adapters.github.models import PullRequest, WorkflowRun
-from rivet_ci.adapters.github.transport import GitHubClient, GitHubError
 
 
 class AmbiguousPullError(ValueError):
