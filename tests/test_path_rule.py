@@ -21,8 +21,8 @@ from support.pr import git
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.plan_cache import open_cache
 from rivet_ci.adapters.preflight.collect import _QueryFileError, _read_query_file
-from rivet_ci.github_action.trust import TrustedFiles
 from rivet_ci.output.paths import PathRefusedError, PathRule, first_symlink
+from rivet_ci.review.trust import TrustedFiles
 
 DEPTHS = (0, 1, 2)  # the link at the file itself, at its folder, at the folder above
 FACTS = "format: rivet-ci-facts/1\ncaptured_at: '2026-01-01T00:00:00Z'\nexports: {}\n"

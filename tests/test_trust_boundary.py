@@ -393,7 +393,7 @@ def test_a_dripping_server_cannot_hold_the_job() -> None:
 
 
 def test_the_workspace_git_tree_holds_the_symlinks_the_tests_commit(ws: Workspace) -> None:
-    # Sanity: git records a committed symlink as mode 120000 (what rivet_ci.github_action.trust
+    # Sanity: git records a committed symlink as mode 120000 (what rivet_ci.review.trust
     # refuses).
     os.symlink("/etc/hostname", ws.path / "link")
     ws.repo.commit("link", {})

@@ -7,7 +7,7 @@ post is reported as a warning and does not change the gate's verdict.
 
 The trust boundary (docs/security.md): configs are filled only from `env-allow` variables;
 the facts file, URL files, state databases and template dir are read from the base revision
-(`rivet_ci.github_action.trust`); every output leaves through the redacting sink
+(`rivet_ci.review.trust`); every output leaves through the redacting sink
 (`rivet_ci.output.sink`).
 """
 
@@ -56,7 +56,6 @@ from rivet_ci.github_action.annotations import (
 )
 from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
-from rivet_ci.github_action.trust import TrustedFiles, check_outside_review
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
 from rivet_ci.output.redaction import MIN_SECRET_LENGTH
@@ -84,6 +83,7 @@ from rivet_ci.review.sticky import (
     find_own_comment,
     upsert_comment,
 )
+from rivet_ci.review.trust import TrustedFiles, check_outside_review
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -41,7 +41,7 @@ FindingKind = Literal["config-error", "plan-refused", "no-configs", "new-isolati
                       "new-warning", "score-drop", "wave-later", "low-confidence",
                       # An export planned without any facts: its cost is not known.
                       "unplanned-cost",
-                      # A PR changing a file that grades it (rivet_ci.github_action.trust,
+                      # A PR changing a file that grades it (rivet_ci.review.trust,
                       # docs/security.md).
                       "facts-changed-in-pr", "url-file-changed-in-pr", "state-changed-in-pr",
                       "template-changed-in-pr"]
