@@ -34,6 +34,8 @@ from urllib.parse import quote, quote_plus, unquote
 
 import ahocorasick_rs
 
+from rivet_ci.output.forge_names import public_names
+
 MASK = "***"
 MIN_SECRET_LENGTH = 6  # shorter environment values ("true", "1") would mask ordinary words
 
@@ -50,13 +52,9 @@ _SECRET_NAME = re.compile(
     r"|^INPUT_.*TOKEN|(?:^|_)URL$|^INPUT_STATE-URL$",
     re.IGNORECASE,
 )
-# Variables the runner sets that match the pattern but are public (and `PWD`, the shell's
-# working directory, which is not a password).
-PUBLIC_NAMES = frozenset({
-    "GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_GRAPHQL_URL", "ACTIONS_RESULTS_URL",
-    "ACTIONS_CACHE_URL", "ACTIONS_ID_TOKEN_REQUEST_URL", "RUNNER_TRACKING_ID", "PWD", "OLDPWD",
-    "GITHUB_EVENT_PATH", "GITHUB_PATH",
-})
+# Variables a forge's runner sets that match the pattern but are public: per forge
+# (`rivet_ci.output.forge_names`), the list of the forge the run is on.
+DEFAULT_PUBLIC_NAMES = public_names({})
 # The `add-mask` input: values to mask, one per line (or comma-separated).
 ADD_MASK_INPUT = "INPUT_ADD-MASK"
 
@@ -76,15 +74,18 @@ _ENTITY_CHARS = "&<>\"'@`|[]!*_\\"
 _T = TypeVar("_T")
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable of this name is treated as holding a secret."""
-    return name not in PUBLIC_NAMES and _SECRET_NAME.search(name) is not None
+def is_secret_name(name: str, public: frozenset[str] = DEFAULT_PUBLIC_NAMES) -> bool:
+    """Whether an environment variable of this name is treated as holding a secret (`public`:
+    the forge's public names, `forge_names.public_names`)."""
+    return name not in public and _SECRET_NAME.search(name) is not None
 
 
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """Values of the secret-looking variables, and of the `add-mask` input."""
+    """Values of the secret-looking variables (the public names of the forge `environ` runs
+    on left out), and of the `add-mask` input."""
+    public = public_names(environ)
     out = [value for name, value in environ.items()
-           if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH]
+           if is_secret_name(name, public) and len(value) >= MIN_SECRET_LENGTH]
     out += [v.strip() for v in re.split(r"[\n,]", environ.get(ADD_MASK_INPUT, "")) if v.strip()]
     return out
 
