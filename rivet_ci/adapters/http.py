@@ -194,7 +194,7 @@ class HttpTransport:
                                          "while waiting to retry", method=method, path=path)
         self.sleep(wait)
 
-    def pages(self, first: str, path: str) -> Iterator[Response]:
+    def pages(self, first: str) -> Iterator[Response]:
         """Every page from `first` on, following ``Link: rel="next"`` verbatim (a forge may
         rewrite the links, e.g. to ``/repositories/{id}/...``, and that is its contract); a
         link seen before ends the walk."""
@@ -205,14 +205,12 @@ class HttpTransport:
             response = self.request("GET", url)
             yield response
             url = next_link(response.headers.get("link", ""))
-        _ = path
 
     def paginate(self, path: str, query: Mapping[str, str] | None = None, *,
                  per_page: int = 100) -> list[Any]:
         """GET every page of a JSON array."""
         items: list[Any] = []
-        for response in self.pages(self.url(path, {**(query or {}), "per_page": per_page}),
-                                   path):
+        for response in self.pages(self.url(path, {**(query or {}), "per_page": per_page})):
             page = response.json()
             if not isinstance(page, list):
                 self.unexpected("GET", path, "expected a JSON array")

@@ -252,8 +252,8 @@ class GitHubClient:
         artifacts). GitHub wraps each page in `{"total_count": n, "artifacts": [...]}`."""
         path = f"/repos/{_repo(repo)}/actions/artifacts"
         items: list[dict[str, Any]] = []
-        for response in self._wire.pages(self._wire.url(path, {"name": name, "per_page": 100}),
-                                         path):
+        for response in self._wire.pages(self._wire.url(path, {"name": name,
+                                                               "per_page": 100})):
             page = response.json()
             if not isinstance(page, dict) or not isinstance(page.get("artifacts"), list):
                 self._unexpected("GET", path, "expected an object with `artifacts`")
