@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
@@ -28,16 +28,13 @@ from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
 from rivet_ci.adapters.github.forge import GitHubForge, blob_linker
 from rivet_ci.adapters.plan_cache import PlanCache, open_cache
-from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
-from rivet_ci.adapters.state_history import STATE_FILE
+from rivet_ci.commands.ci_inputs import ConfigInputs, FactsGathering, config_inputs
 from rivet_ci.commands.context import Context
-from rivet_ci.commands.live import with_state_history
 from rivet_ci.commands.plan import facts_errors, raise_facts_error
 from rivet_ci.core.comment.view import checked_text
 from rivet_ci.core.common.json_input import JsonInputError, load_json
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.common.text import plural
-from rivet_ci.core.config.loader import LoadedConfig
 from rivet_ci.core.facts.loader import load_facts_text
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
@@ -58,11 +55,10 @@ from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
-from rivet_ci.output.redaction import MIN_SECRET_LENGTH
 from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
-from rivet_ci.review import FactsSource, Report, Sides
+from rivet_ci.review import Report, Sides
 from rivet_ci.review.comment import CommentOptions, docs_ref
 from rivet_ci.review.effects import (
     OutputPaths,
@@ -83,7 +79,7 @@ from rivet_ci.review.sticky import (
     find_own_comment,
     upsert_comment,
 )
-from rivet_ci.review.trust import TrustedFiles, check_outside_review
+from rivet_ci.review.trust import TrustedFiles
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -214,22 +210,6 @@ def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
     return facts, problems, FactsOrigin(kind="file", path=artifact.shown, captured_at=captured)
 
 
-def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) -> Path:
-    """A directory mirroring the configs' folders with their trusted `.rivet_state.db` files.
-
-    rivet keeps its state beside each config; a pull request may commit one, so the state
-    database is taken from the base revision (or the workflow's own untracked file) and copied
-    here, where the history reader opens it read-only.
-    """
-    for folder in sorted({Path(p).parent for p in paths}):
-        data = trusted.read_file(folder / STATE_FILE, "state")
-        if data is not None:
-            target = into / folder / STATE_FILE
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-    return into
-
-
 def confine_inputs(settings: ActionSettings, rule: PathRule) -> ActionSettings:
     """The settings with every path input normalised by the one path rule
     (`rivet_ci.output.paths`): inside the workspace or the runner's temp directory, never
@@ -281,10 +261,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     _ = args
     action = prepare_run(ctx)
     warn_if_stale(action, ctx)
-    inputs = config_inputs(action.settings, ctx)
+    inputs = action_inputs(action.settings, ctx)
     effects = ActionEffects(action, ctx)
     with tempfile.TemporaryDirectory(prefix="rivet-ci-state-") as state_dir:
-        gathering = FactsGathering(action, inputs, ctx, Path(state_dir))
+        gathering = action_gathering(action, inputs, ctx, Path(state_dir))
         template_files = trusted_template(action)  # (before planning; read once)
         if action.record:  # a push, a schedule, a manual run: the whole repository, no comment
             return write_record(action, inputs, gathering, effects, ctx)
@@ -292,7 +272,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         published = publish_review(
             Sides(action.repo, action.base_sha, action.head_sha, action.settings.configs,
                   waivers_file=action.settings.waivers, cache=cache),
-            gathering.facts_source(),
+            gathering.facts_source(action.facts, action.origin, action.facts_problems),
             action.policy.model_copy(update={"waiver_in_pr": action.settings.waiver_in_pr}),
             effects, paths=output_paths(action.settings), layout=action.layout,
             comment=comment_options(action, ctx, template_files), redact=ctx.redact,
@@ -364,31 +344,22 @@ def warn_if_stale(run: ActionRun, ctx: Context) -> None:
             f"({settings.facts_max_age}): recapture them") + "\n")
 
 
-@dataclass(frozen=True)
-class ConfigInputs:
-    """What fills `${...}` in the configs, and the state database's URL."""
+def action_inputs(settings: ActionSettings, ctx: Context) -> ConfigInputs:
+    """What fills the configs (`env-allow`, `params`) and the state URL; the output
+    boundary's redactor learns every credential here."""
+    return config_inputs(
+        env_allow=settings.env_allow, params=settings.params, environ=ctx.environ,
+        state_url=settings.state_url.get_secret_value() if settings.state_url else None,
+        redact=ctx.redact)
 
-    allowed: dict[str, str]  # the `env-allow` variables and the workflow's `params`
-    withheld: frozenset[str]  # params `env-allow` does not list: never in a changed config
-    state_url: str | None
 
-
-def config_inputs(settings: ActionSettings, ctx: Context) -> ConfigInputs:
-    """`${...}` in pull-request content is filled only from the `env-allow` variables and the
-    workflow's `params`; the redactor learns every credential here."""
-    state_url = settings.state_url.get_secret_value() if settings.state_url else None
-    redact = ctx.redact  # the output boundary's: every credential learnt is added to it
-    redact.add(state_url)
-    allowed = {name: ctx.environ[name] for name in settings.env_allow if name in ctx.environ}
-    # The workflow's `params` input wins over the environment, as `--param`. Every value the
-    # workflow hands in is a secret until shown otherwise: a param whose name `env-allow`
-    # does not list is masked in every output, and fills only configs the base branch has
-    # unchanged — in a config the pull request changes its `${NAME}` is an error.
-    params = dict(item.partition("=")[::2] for item in settings.params)
-    withheld = frozenset(name for name in params if name not in settings.env_allow)
-    redact.add(*(params[name] for name in withheld if len(params[name]) >= MIN_SECRET_LENGTH))
-    allowed.update(params)
-    return ConfigInputs(allowed=allowed, withheld=withheld, state_url=state_url)
+def action_gathering(action: ActionRun, inputs: ConfigInputs, ctx: Context,
+                     state_dir: Path) -> FactsGathering:
+    settings = action.settings
+    return FactsGathering(
+        action.trusted, inputs, workspace=settings.workspace, configs=settings.configs,
+        live=settings.live, environ=ctx.environ, redact=ctx.redact, state_dir=state_dir,
+        warn=lambda title, text: warn(ctx, title, text))
 
 
 class ActionEffects:
@@ -448,62 +419,9 @@ class ActionEffects:
         return Posted(url=outcome.url, shown=outcome.shown)
 
 
-class FactsGathering:
-    """Live facts and run history for the configs in the review, each read from the trusted
-    side (`url_file` sources and `.rivet_state.db` from the base revision)."""
-
-    def __init__(self, run: ActionRun, inputs: ConfigInputs, ctx: Context,
-                 state_dir: Path) -> None:
-        self.run, self.inputs, self.ctx, self.state_dir = run, inputs, ctx, state_dir
-
-    def read_url_file(self, path: str) -> str:
-        data = self.run.trusted.read_file(Path(path), "url-file")
-        if data is None:
-            raise FileNotFoundError(2, "not on the base revision")
-        return data.decode("utf-8")
-
-    def history(self, current: FactsFile | None, configs: Sequence[LoadedConfig]) -> FactsFile:
-        settings, state_url = self.run.settings, self.inputs.state_url
-        root = (settings.workspace if state_url else
-                trusted_state_root(self.run.trusted, [c.path for c in configs], self.state_dir))
-        enriched, notes = with_state_history(current, configs, state_url, root=root,
-                                             environ=self.ctx.environ)
-        for note in notes:
-            self.ctx.stdout.write(workflow_command(
-                f"::warning title=rivet-ci history::{escape_data(note)}") + "\n")
-        return enriched
-
-    def collect(self, configs: Sequence[LoadedConfig], base: Sequence[LoadedConfig],
-                ) -> FactsFile:
-        settings = self.run.settings
-        live = collect_facts(
-            [(c, settings.workspace / c.path) for c in configs], environ=self.ctx.environ,
-            repo_root=settings.workspace, include_history=False, redact=self.ctx.redact,
-            read_url_file=self.read_url_file, placeholders=self.inputs.allowed,
-            trusted=TrustedReads.of(base))
-        return self.history(live, configs)
-
-    def trust_findings(self) -> list[Finding]:
-        # (the configs outside the review were not probed: their trusted files compared)
-        settings = self.run.settings
-        check_outside_review(self.run.trusted, settings.configs, self.ctx.environ,
-                             url_files=settings.live,
-                             state=settings.live and not self.inputs.state_url)
-        return self.run.trusted.findings
-
-    def facts_source(self) -> FactsSource:
-        run, inputs, live = self.run, self.inputs, self.run.settings.live
-        return FactsSource(run.facts, run.origin, run.facts_problems, environ=inputs.allowed,
-                           collect=self.collect if live else None,
-                           add_history=self.history if inputs.state_url and not live else None,
-                           source_environ=self.ctx.environ, withheld=inputs.withheld)
-
-    def enrich_record(self) -> Callable[[FactsFile | None, Sequence[LoadedConfig]],
-                                        FactsFile] | None:
-        # (the pushed commit is the trusted side, as a PR's base is)
-        if self.run.settings.live:
-            return lambda _f, configs: self.collect(configs, configs)
-        return self.history if self.inputs.state_url else None
+def warn(ctx: Context, title: str, text: str) -> None:
+    """A warning on the workflow run (a `::warning` command, its text escaped)."""
+    ctx.stdout.write(workflow_command(f"::warning title={title}::{escape_data(text)}") + "\n")
 
 
 def trusted_template(run: ActionRun) -> dict[str, bytes] | None:

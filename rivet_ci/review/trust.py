@@ -186,3 +186,19 @@ def check_outside_review(trusted: TrustedFiles, globs: Sequence[str], environ: M
             if (source is not None and source.url_file is not None
                     and trusted.relative(Path(source.url_file)) in others):
                 trusted.check(Path(source.url_file), "url-file")
+
+
+def trusted_state_root(trusted: TrustedFiles, paths: Sequence[str], into: Path) -> Path:
+    """A directory mirroring the configs' folders with their trusted `.rivet_state.db` files.
+
+    rivet keeps its state beside each config; a pull request may commit one, so the state
+    database is taken from the base revision (or the workflow's own untracked file) and copied
+    here, where the history reader opens it read-only.
+    """
+    for folder in sorted({Path(p).parent for p in paths}):
+        data = trusted.read_file(folder / STATE_FILE, "state")
+        if data is not None:
+            target = into / folder / STATE_FILE
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    return into
