@@ -55,7 +55,6 @@ from rivet_ci.github_action.outputs import write_outputs
 from rivet_ci.github_action.settings import ActionSettings, SettingsError
 from rivet_ci.output.ownership import WorkspaceOwner, adopt, make_parents
 from rivet_ci.output.paths import PathRefusedError, PathRule, inside, normalized
-from rivet_ci.output.render import md_text
 from rivet_ci.output.sink import check_parents, write_chunks, write_output
 from rivet_ci.output.workflow_commands import workflow_command
 from rivet_ci.review import Report, Sides
@@ -71,7 +70,7 @@ from rivet_ci.review.effects import (
     record_gate,
 )
 from rivet_ci.review.pull_request import PullRequestPlan
-from rivet_ci.review.record import RecordPlan, plan_record
+from rivet_ci.review.record import plan_record, record_summary
 from rivet_ci.review.sticky import (
     Behaviour,
     CommentAction,
@@ -522,9 +521,9 @@ def write_record(run: ActionRun, inputs: ConfigInputs, gathering: FactsGathering
     gate = record_gate(record, run.policy)
     errors = publish_record(record, gate, effects, paths=output_paths(settings, comment=False),
                             layout=run.layout, generated_at=ctx.timestamp(),
-                            summary=record_summary(record, gate, settings))
-    plan = record.plan
-    exports = sum(len(c.exports) for c in plan.configs)
+                            summary=record_summary(
+                                record, gate, settings.for_output(settings.output_path)))
+    plan, exports = record.plan, record.summary["exports"]
     ctx.stdout.write(f"rivet-ci: plan of record at {record.commit[:12]}: "
                      f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "
                      f"{record.matched} matching; gate {gate_word(gate)} "
@@ -533,31 +532,6 @@ def write_record(run: ActionRun, inputs: ConfigInputs, gathering: FactsGathering
     for path in record.skipped_facts:
         ctx.stdout.write(f"rivet-ci: {path} is a facts document, not planned as a config\n")
     return exit_code(ctx, gate, errors)
-
-
-def record_summary(record: RecordPlan, gate: GateResult, settings: ActionSettings) -> str:
-    """The job summary of a plan of record (Markdown; every value escaped)."""
-    plan = record.plan
-    exports = [e for c in plan.configs for e in c.exports]
-    isolated = sum(1 for e in exports if e.recommendation.isolate_on_source)
-    low = sum(1 for e in exports if e.recommendation.low_confidence)
-    verdict = "✅ gate passed" if gate.passed else (
-        f"❌ gate failed ({plural(len(gate.blocking), 'blocking finding')})")
-    lines = [
-        f"### rivet-ci: plan of record — {verdict}", "",
-        f"Commit `{record.commit[:12]}`: {plural(len(plan.configs), 'config file')} "
-        f"({plural(len(exports), 'export')}; {isolated} `isolate_on_source`, {low} low "
-        f"confidence), every file matching `configs`. The plan is "
-        f"{md_text(settings.for_output(settings.output_path))} (fail-on: "
-        f"{md_text(gate.policy)}).", ""]
-    for finding in gate.blocking[:MAX_SUMMARY_FINDINGS]:
-        lines.append(f"- ❌ {md_text(finding.kind)}: {md_text(finding.message)}")
-    if len(gate.blocking) > MAX_SUMMARY_FINDINGS:
-        lines.append(f"- … and {len(gate.blocking) - MAX_SUMMARY_FINDINGS} more in the plan")
-    return "\n".join(lines) + "\n"
-
-
-MAX_SUMMARY_FINDINGS = 50
 
 
 class GitHubBudget:

@@ -136,14 +136,13 @@ def record_gate(record: RecordPlan, policy: GatePolicy) -> GateResult:
 def record_outputs(record: RecordPlan, gate: GateResult, paths: OutputPaths,
                    ) -> dict[str, OutputValue]:
     """The step outputs of a plan of record (no comment, no base)."""
-    plan = record.plan
     return {
         "plan-path": paths.plan, "rivet-artifact-path": paths.rivet_artifact,
         "comment-url": "", "comment-file": "", "comment-posted": False,
         "changed-exports": 0, "new-isolations": 0, "new-warnings": 0,
         "gate": gate_word(gate), "policy": gate.policy,
-        "head-configs": len(plan.configs),
-        "head-exports": sum(len(c.exports) for c in plan.configs),
+        "head-configs": record.summary["configs"],
+        "head-exports": record.summary["exports"],
         "base-configs": 0, "base-exports": 0,
     }
 

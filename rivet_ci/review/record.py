@@ -10,18 +10,22 @@ export rivet refuses to plan) and `no-configs`, which the always-on rules gate.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from rivet_ci import __version__
 from rivet_ci.adapters.git import GitRepo, decode_text
 from rivet_ci.core.common.problems import Problem
+from rivet_ci.core.common.text import plural
 from rivet_ci.core.config.loader import LoadedConfig, load_config_text
 from rivet_ci.core.facts.models import FactsFile
-from rivet_ci.core.formats.document import Layout, plan_document_chunks
-from rivet_ci.core.formats.plan_format import CoverageJSON
+from rivet_ci.core.formats.document import Layout, plan_document_chunks, plan_summary
+from rivet_ci.core.formats.plan_format import CoverageJSON, SummaryJSON
 from rivet_ci.core.gate.diff import Finding
+from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.plan.planner import FactsOrigin, Plan, plan_config
+from rivet_ci.output.render import md_text
 from rivet_ci.review.pull_request import _side, _Unit, no_configs_finding
 
 # Live facts for every loaded config (the action's collector), or run history folded in.
@@ -37,6 +41,12 @@ class RecordPlan:
     matched: int  # config files matching the globs (facts documents not counted)
     skipped_facts: tuple[str, ...]
     findings: tuple[Finding, ...]
+
+    @functools.cached_property
+    def summary(self) -> SummaryJSON:
+        """The plan's counts (configs, exports, errors, low confidence, isolate_on_source), as
+        the plan document's `summary` has them."""
+        return plan_summary(self.plan)
 
     def coverage(self, layout: Layout) -> CoverageJSON:
         return {"scope": "repository", "commit": self.commit, "config_files": self.matched,
@@ -80,3 +90,26 @@ def plan_record(
         findings.insert(0, no_configs_finding(repo, commit, globs))
     return RecordPlan(commit=commit, plan=plan, matched=len(side.entries),
                       skipped_facts=tuple(skipped), findings=tuple(findings))
+
+
+MAX_SUMMARY_FINDINGS = 50
+
+
+def record_summary(record: RecordPlan, gate: GateResult, plan_shown: str) -> str:
+    """The job summary of a plan of record (Markdown; every value escaped); `plan_shown`: the
+    plan document's path as the workflow named it."""
+    counts = record.summary
+    verdict = "✅ gate passed" if gate.passed else (
+        f"❌ gate failed ({plural(len(gate.blocking), 'blocking finding')})")
+    lines = [
+        f"### rivet-ci: plan of record — {verdict}", "",
+        f"Commit `{record.commit[:12]}`: {plural(counts['configs'], 'config file')} "
+        f"({plural(counts['exports'], 'export')}; {counts['isolate_on_source']} "
+        f"`isolate_on_source`, {counts['low_confidence']} low "
+        f"confidence), every file matching `configs`. The plan is "
+        f"{md_text(plan_shown)} (fail-on: {md_text(gate.policy)}).", ""]
+    for finding in gate.blocking[:MAX_SUMMARY_FINDINGS]:
+        lines.append(f"- ❌ {md_text(finding.kind)}: {md_text(finding.message)}")
+    if len(gate.blocking) > MAX_SUMMARY_FINDINGS:
+        lines.append(f"- … and {len(gate.blocking) - MAX_SUMMARY_FINDINGS} more in the plan")
+    return "\n".join(lines) + "\n"
