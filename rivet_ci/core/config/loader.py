@@ -35,13 +35,8 @@ from rivet_ci.core.config.rules import (
     ENVIRONMENT_RULES,
     RULE_BY_ID,
     Finding,
-    backfill_findings,
-    cdc_conflict_findings,
-    export_findings,
-    list_findings,
-    load_findings,
-    mongo_findings,
-    source_findings,
+    Scope,
+    config_findings,
 )
 
 # Aliases may expand a document to at most this many nodes per character of its text (a normal
@@ -346,26 +341,17 @@ class _Loader:
                   placeholders: frozenset[str]) -> LoadedConfig:
         root_map = typed if isinstance(typed, dict) else {}
         typed_exports = [(i, e) for i, (e, _) in enumerate(walk.exports) if e is not None]
-        exports_given = self.root is not None and _get(self.root, "exports") is not None
-        findings: list[Finding] = []
-        exports_node = _get(self.root, "exports") if exports_given else None
-        if isinstance(exports_node, yaml.SequenceNode) or (
+        exports_node = _get(self.root, "exports") if self.root is not None else None
+        scope = Scope(
+            source, typed_exports, count=len(walk.exports),
+            # `exports:` with no value is an empty list
+            exports_listed=isinstance(exports_node, yaml.SequenceNode) or (
                 isinstance(exports_node, yaml.ScalarNode) and exports_node.tag == PLAIN
-                and exports_node.value == ""):  # `exports:` with no value: an empty list
-            findings += list_findings(typed_exports, len(walk.exports))
-        if source is not None:
-            findings += source_findings(source)
-        top_load = root_map.get("load") is not None or self._top_level_load_written()
-        for index, export in typed_exports:
-            findings += export_findings(export, index, source, top_level_load=top_load,
-                                        path_exists=self.path_exists,
-                                        query_file_exists=self.query_file_exists)
-        findings += backfill_findings(typed_exports)
-        if top_load or any(e.load is not None for _, e in typed_exports):
-            findings += load_findings(root_map.get("load"), typed_exports, written=top_load)
-        findings += cdc_conflict_findings(typed_exports, source)
-        findings += mongo_findings(typed_exports, source)
-        for finding in findings:
+                and exports_node.value == ""),
+            top_level_load=root_map.get("load") is not None or self._top_level_load_written(),
+            load=root_map.get("load"), path_exists=self.path_exists,
+            query_file_exists=self.query_file_exists)
+        for finding in config_findings(scope):
             self.finding(finding)
 
         blocked = {loc[1] for loc in self._error_locs() if len(loc) > 1 and loc[0] == "exports"}
