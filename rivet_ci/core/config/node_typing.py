@@ -530,7 +530,11 @@ class Typer:
         An unknown key, a mapping as a key or a repeated key (each key typed is put in `out`,
         `_UNSET` if it is left unset) is met before its value is typed; then what was typed of
         the mapping is undone and it is typed the general way (`_again`), as if the keys had
-        been checked first. (Values are told apart by their tags, not their classes: `Any`.)"""
+        been checked first. (Values are told apart by their tags, not their classes: `Any`.)
+
+        Per key: (1) the field it names, (2) the common scalars typed right here (nearly every
+        value; a call per key would cost more than the typing), (3) anything else typed by
+        `_field_value`. Then `_finish`: the required keys, and the result."""
         model = kind.model
         assert model is not None
         struct_spec = _STRUCTS.get(model)
@@ -549,29 +553,24 @@ class Typer:
         watch_unset = bool(walk.unset_names)
         visits = 0  # scalars typed on the fast path, added to walk.visits before any other call
         for key_node, value_node in pairs:
+            # (1) The field the key names.
             key = key_node.value
             try:
                 spec = fields.get(key)
             except TypeError:  # a mapping or list as a key (never when `checked`)
                 spec = None
-            if spec is None:
+            if spec is None or key in out:  # unknown, or written before (never when `checked`)
                 if not checked:
                     return self._again(node, kind, loc, depth, undo)
-                key_line = _line(key_node)
-                if model in (SourceConfig, ExportConfig) and key in TUNING_KEYS:
-                    misplaced.append((key, key_line))
-                else:
-                    walk.visits += visits
-                    visits = 0
-                    self._unknown(key, tuple(fields), (*loc, key), key_line)
+                walk.visits += visits
+                visits = 0
+                self._not_a_field(model, key, key_node, loc, known=tuple(fields),
+                                  misplaced=misplaced)
                 failed = True
                 continue
-            if key in out:  # written before (never when `checked`)
-                return self._again(node, kind, loc, depth, undo)
-            # Fast path for the common scalars; anything unusual takes `value` below. Only a
-            # scalar has the tag PLAIN or QUOTED: `resolve` gives them (a tag written in the
-            # text is another string), so the tag alone tells (~1.5M instructions at 1,000
-            # exports less than looking at the node's class first).
+            # (2) The common scalars. Only a scalar has the tag PLAIN or QUOTED: `resolve`
+            # gives them (a tag written in the text is another string), so the tag alone tells
+            # (~1.5M instructions at 1,000 exports less than looking at the node's class first).
             tag = value_node.tag
             if tag is PLAIN:
                 text = value_node.value
@@ -616,33 +615,60 @@ class Typer:
                     visits += 1
                     out[key] = text
                     continue
+            # (3) Anything else.
             if undo is None and not checked:
                 undo = (len(walk.issues), len(walk.exports), walk.visits)
             walk.visits += visits
             visits = 0
-            key_line = key_node.start_mark.line + 1  # (`_line`, inlined)
-            before = len(walk.issues)
-            if tag is MAP and spec.name == "struct":  # a section (`destination:`), as `value`
-                # types it (MAP, as PLAIN, is only given by `resolve`: to a mapping)
-                value = self._section(value_node, spec.kind, (*loc, key), key_line, depth + 1)
-            else:
-                value = self.value(value_node, spec.kind, (*loc, key), key_line, depth + 1)
-            if value is _FAIL:
+            value = self._field_value(model, spec, key_node, value_node, (*loc, key),
+                                      depth=depth)
+            if value is _FAIL or value is _UNSET:
                 out[key] = _UNSET
                 unset = True
-                # A connection field wrong only because its placeholder is unset matters only
-                # when connecting: the source is kept without it (live preflight reports it).
-                if not (model is SourceConfig and spec.presence != "required"
-                        and len(walk.issues) == before + 1
-                        and walk.issues[-1].rule == "R3-value"):
-                    failed = True
+                failed = failed or value is _FAIL
                 continue
             out[key] = value
             if loc == () and key == "source":
                 walk.parts["source"] = value
         walk.visits += visits
+        return self._finish(node, loc, line, out, required=required, misplaced=misplaced,
+                            failed=failed, unset=unset)
+
+    def _not_a_field(self, model: type[BaseModel], key: Any, key_node: yaml.Node, loc: Loc, *,
+                     known: tuple[str, ...], misplaced: list[tuple[str, int]]) -> None:
+        """A key the struct has no field for: a tuning knob written beside `tuning:` (a
+        pre-scan reports it), or an unknown key."""
+        key_line = _line(key_node)
+        if model in (SourceConfig, ExportConfig) and key in TUNING_KEYS:
+            misplaced.append((key, key_line))
+        else:
+            self._unknown(key, known, (*loc, key), key_line)
+
+    def _field_value(self, model: type[BaseModel], spec: FieldSpec, key_node: yaml.Node,
+                     value_node: Any, at: Loc, *, depth: int) -> Any:
+        """A value the fast path does not type, typed by `value`: `_FAIL` after recording
+        why, or `_UNSET` for a connection field whose placeholder is unset (it matters only
+        when connecting: the source is kept without it; live preflight reports it)."""
+        walk = self.walk
+        key_line = key_node.start_mark.line + 1  # (`_line`, inlined)
+        before = len(walk.issues)
+        if value_node.tag is MAP and spec.name == "struct":  # a section (`destination:`), as
+            # `value` types it (MAP, as PLAIN, is only given by `resolve`: to a mapping)
+            value = self._section(value_node, spec.kind, at, key_line, depth + 1)
+        else:
+            value = self.value(value_node, spec.kind, at, key_line, depth + 1)
+        if value is _FAIL and model is SourceConfig and spec.presence != "required" \
+                and len(walk.issues) == before + 1 and walk.issues[-1].rule == "R3-value":
+            return _UNSET
+        return value
+
+    def _finish(self, node: yaml.MappingNode | None, loc: Loc, line: int, out: dict[str, Any], *,
+                required: tuple[str, ...], misplaced: list[tuple[str, int]], failed: bool,
+                unset: bool) -> Any:
+        """The typed struct once every key is typed: the misplaced knobs kept for the
+        pre-scans, each required key that is missing reported; `_FAIL` if anything failed."""
         if misplaced:
-            walk.misplaced[loc] = misplaced
+            self.walk.misplaced[loc] = misplaced
         for key in required:
             if key not in out:
                 self._issue((*loc, key), line if node is None else _line(node), "T-missing",

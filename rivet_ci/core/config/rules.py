@@ -23,8 +23,7 @@ import math
 import re
 import string
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from rivet_ci.core.common.limits import U64_MAX
@@ -44,13 +43,18 @@ Values = dict[str, Any]
 S = TypeVar("S")
 
 
-@dataclass(frozen=True)
+# The classes of the table are plain slotted classes, not dataclasses: a dataclass is built by
+# generating and compiling its methods' source, ~3M instructions each in every process.
+
 class Hit:
     """A rule fired at `loc` (below its place), not at its field: the field names a key the
     config chooses (`<key>`, `<knob>`)."""
 
-    loc: Loc
-    values: Values = field(default_factory=dict)
+    __slots__ = ("loc", "values")
+
+    def __init__(self, loc: Loc, values: Values | None = None) -> None:
+        self.loc = loc
+        self.values: Values = values or {}
 
 
 # What a condition returns: falsy = the rule holds; True = it fired at its field; the values
@@ -58,20 +62,30 @@ class Hit:
 Fired = bool | Values | Hit | None
 
 
-@dataclass(frozen=True)
 class Rule(Generic[S]):
-    """One rule: `check(subject, scope)` is its condition over the place it applies to (an
-    export, the source, a `load:` block, ...), None for a rule of the text (checked where the
-    text is read). `loc` is where it points below its place, read off `field`."""
+    """One rule: its id (the spec's), rivet's error code (`rivet schema errors`; None: rivet
+    prints none), the field it points at, our message, and `check(subject, scope)`, its
+    condition over the place it applies to (an export, the source, a `load:` block, ...; None
+    for a rule of the text, checked where the text is read). `loc` is where it points below
+    its place, read off `field`."""
 
-    id: str
-    code: str | None  # rivet's error code (`rivet schema errors`); None: rivet prints none
-    field: str
-    message: str
-    check: Callable[[S, Scope], Fired] | None = None
-    klass: RuleClass = "static"
-    severity: Literal["error", "warning"] = "error"
-    loc: Loc = ()
+    __slots__ = ("check", "code", "field", "id", "klass", "loc", "message", "severity")
+
+    def __init__(self, id: str, code: str | None, field: str, message: str,
+                 check: Callable[[S, Scope], Fired] | None = None, *,
+                 klass: RuleClass = "static",
+                 severity: Literal["error", "warning"] = "error") -> None:
+        self.id = id
+        self.code = code
+        self.field = field
+        self.message = message
+        self.check = check
+        self.klass: RuleClass = klass
+        self.severity: Literal["error", "warning"] = severity
+        self.loc: Loc = _loc_of(field)
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"
 
     def finding(self, base: Loc, fired: Fired) -> Finding:
         if isinstance(fired, Hit):
@@ -98,36 +112,36 @@ def _loc_of(field_text: str) -> Loc:
     return tuple(field_text.split(".")) if field_text else ()
 
 
-def rule(id: str, code: str | None, field: str, message: str,
-         check: Callable[[S, Scope], Fired] | None = None, *, klass: RuleClass = "static",
-         severity: Literal["error", "warning"] = "error") -> Rule[S]:
-    return Rule(id, code, field, message, check, klass, severity, _loc_of(field))
+rule = Rule
 
 
-@dataclass(frozen=True)
 class Group(Generic[S]):
     """Rules checked together at one kind of place, in order, where `modes`, `destinations`,
     `present` and `when` allow (None: always); `first`: alternatives, only the first that
-    fires counts (rivet's if/else chains)."""
+    fires counts (rivet's if/else chains). An export's groups may apply only to some modes or
+    destination types (chosen once per kind of export, not checked per export), or only where
+    a field is set (`present`: not None)."""
 
-    rules: tuple[Rule[S], ...]
-    when: Callable[[S, Scope], bool] | None = None
-    first: bool = False
-    # An export's groups may also apply only to some modes or destination types (chosen once
-    # per kind of export, not checked per export), or only where a field is set (not None).
-    modes: frozenset[str] | set[str] | None = None
-    destinations: frozenset[str] | set[str] | None = None
-    present: str | None = None
-    # The group as the checker's loop reads it (a tuple unpacks faster than fields are read).
-    step: Step = field(init=False, repr=False, compare=False)
+    __slots__ = ("destinations", "first", "modes", "present", "rules", "step", "when")
 
-    def __post_init__(self) -> None:
+    def __init__(self, rules: tuple[Rule[S], ...], *,
+                 when: Callable[[S, Scope], bool] | None = None, first: bool = False,
+                 modes: frozenset[str] | set[str] | None = None,
+                 destinations: frozenset[str] | set[str] | None = None,
+                 present: str | None = None) -> None:
+        self.rules = rules
+        self.when = when
+        self.first = first
+        self.modes = modes
+        self.destinations = destinations
+        self.present = present
         checks = []
-        for one in self.rules:
+        for one in rules:
             if one.check is None:
                 raise TypeError(f"{one.id} has no condition: a rule of the text is no group's")
             checks.append((one.check, one))
-        object.__setattr__(self, "step", (self.present, self.when, tuple(checks), self.first))
+        # The group as the checker's loop reads it (a tuple unpacks faster than fields).
+        self.step: Step = (present, when, tuple(checks), first)
 
 
 # present, when, each (condition, rule), first
@@ -135,21 +149,32 @@ Step = tuple[str | None, Callable[[Any, "Scope"], bool] | None,
              tuple[tuple[Callable[[Any, "Scope"], Fired], Rule[Any]], ...], bool]
 
 
-@dataclass
 class Scope:
-    """One config file as the rules see it: the typed source and exports, and what the file
-    says around them."""
+    """One config file as the rules see it: the typed source and exports (index in
+    `exports:`, export: those that typed), and what the file says around them: `count`, the
+    items of `exports:`, typed or not; `exports_listed`, `exports:` is a list (or empty);
+    `top_level_load`, a top-level `load:` is written, `load` it typed."""
 
-    source: SourceConfig | None
-    exports: list[tuple[int, ExportConfig]]  # (index in `exports:`, export) of those that typed
-    count: int = 0  # items of `exports:`, typed or not
-    exports_listed: bool = False  # `exports:` is a list (or empty)
-    top_level_load: bool = False  # a top-level `load:` is written
-    load: LoadSection | None = None  # ... and typed
-    path_exists: Callable[[str], bool] | None = None
-    query_file_exists: Callable[[str], bool] | None = None
-    # Per rule, the first owner of each value (a name, a replication slot): `claim`.
-    owners: dict[tuple[str, Any], Any] = field(default_factory=dict)
+    __slots__ = ("_by_name", "_cdc_exports", "count", "exports", "exports_listed", "load",
+                 "owners", "path_exists", "query_file_exists", "source", "top_level_load")
+
+    def __init__(self, source: SourceConfig | None, exports: list[tuple[int, ExportConfig]], *,
+                 count: int = 0, exports_listed: bool = False, top_level_load: bool = False,
+                 load: LoadSection | None = None,
+                 path_exists: Callable[[str], bool] | None = None,
+                 query_file_exists: Callable[[str], bool] | None = None) -> None:
+        self.source = source
+        self.exports = exports
+        self.count = count
+        self.exports_listed = exports_listed
+        self.top_level_load = top_level_load
+        self.load = load
+        self.path_exists = path_exists
+        self.query_file_exists = query_file_exists
+        # Per rule, the first owner of each value (a name, a replication slot): `claim`.
+        self.owners: dict[tuple[str, Any], Any] = {}
+        self._cdc_exports: list[tuple[int, ExportConfig]] | None = None
+        self._by_name: dict[str, ExportConfig] | None = None
 
     def claim(self, rule_id: str, value: Any, owner: Any) -> Any:
         """The first owner of `value` under `rule_id`; None when `owner` is the first."""
@@ -159,13 +184,17 @@ class Scope:
         self.owners[key] = owner
         return None
 
-    @cached_property
+    @property
     def cdc_exports(self) -> list[tuple[int, ExportConfig]]:
-        return [(i, e) for i, e in self.exports if e.mode == "cdc"]
+        if self._cdc_exports is None:
+            self._cdc_exports = [(i, e) for i, e in self.exports if e.mode == "cdc"]
+        return self._cdc_exports
 
-    @cached_property
+    @property
     def by_name(self) -> dict[str, ExportConfig]:
-        return {e.name: e for _, e in self.exports}
+        if self._by_name is None:
+            self._by_name = {e.name: e for _, e in self.exports}
+        return self._by_name
 
 
 # rivet's codes for several rules (`rivet schema errors`, rivet-cli 0.32.2), read off the
@@ -1133,13 +1162,17 @@ def _mongo(s: Scope) -> Iterator[Place]:
 _EACH_EXPORT = _each_export(EXPORT_RULES)
 
 
-@dataclass(frozen=True)
 class Stage:
-    """Rules of one kind of place, and the walk that finds those places in a config."""
+    """Rules of one kind of place: every group its places use, in order, and the walk that
+    finds those places in a config."""
 
-    name: str
-    groups: tuple[tuple[Group[Any], ...], ...]  # every group its places use, in order
-    places: Callable[[Scope], Iterator[Place]]
+    __slots__ = ("groups", "name", "places")
+
+    def __init__(self, name: str, groups: tuple[tuple[Group[Any], ...], ...],
+                 places: Callable[[Scope], Iterator[Place]]) -> None:
+        self.name = name
+        self.groups = groups
+        self.places = places
 
 
 # The typed config's rules, in the order rivet checks them.
