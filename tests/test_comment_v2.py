@@ -29,6 +29,7 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci.core.comment.view import detail_changes
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.gate.diff import material_change
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
@@ -159,12 +160,33 @@ def rec(score: int = 25, reasons: tuple[Reason, ...] = ()) -> ExportRecommendati
                                 reasons=reasons)
 
 
-def test_a_number_inside_a_reason_is_a_change_and_rewording_is_not() -> None:
-    windows = Reason(kind="chunking_heavy", message="Chunked extraction (48 chunk windows).")
-    more = Reason(kind="chunking_heavy", message="Chunked extraction (192 chunk windows).")
-    reworded = Reason(kind="chunking_heavy", message="Chunked read (48 chunk windows).")
+def test_a_value_of_a_reason_is_a_change_and_rewording_is_not() -> None:
+    windows = Reason(kind="chunking_heavy", message="Chunked extraction (48 chunk windows).",
+                     values=(("windows", 48),))
+    more = Reason(kind="chunking_heavy", message="Chunked extraction (192 chunk windows).",
+                  values=(("windows", 192),))
+    reworded = Reason(kind="chunking_heavy", message="Chunked read (48 chunk windows).",
+                      values=(("windows", 48),))
     assert material_change(rec(reasons=(windows,)), rec(reasons=(more,)))
     assert not material_change(rec(reasons=(windows,)), rec(reasons=(reworded,)))
+    # The values are compared, never the English: a number only in the text is no change.
+    texts = Reason(kind="chunking_heavy", message="Chunked extraction (50 chunk windows).",
+                   values=(("windows", 48),))
+    assert not material_change(rec(reasons=(windows,)), rec(reasons=(texts,)))
+
+
+def test_the_comment_labels_each_moved_value_as_its_kind_defines_it() -> None:
+    rows = Reason(kind="large_table", message="x", values=(("rows", 8_000_000),))
+    more = Reason(kind="large_table", message="y", values=(("rows", 9_500_000),))
+    (part,) = detail_changes(rows, more)
+    assert (part.text, part.before, part.after) == ("row count", "~8,000,000", "~9,500,000")
+    slow = Reason(kind="slow_history", message="x", values=(("minutes", 6),))
+    slower = Reason(kind="slow_history", message="x", values=(("minutes", 12),))
+    (part,) = detail_changes(slow, slower)
+    assert (part.text, part.before, part.after) == ("average duration", "6 min", "12 min")
+    heavy = Reason(kind="chunking_heavy", message="x", values=(("windows", 48),))
+    light = Reason(kind="chunking_heavy", message="y")
+    assert [p.text for p in detail_changes(heavy, light)] == ["chunking_heavy reworded"]
 
 
 def test_a_row_changed_only_inside_a_reason_says_what_changed(tmp_path: Path) -> None:

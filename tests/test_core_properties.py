@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +21,7 @@ from rivet_ci.core.formats.document import dump_json, plan_document
 from rivet_ci.core.formats.rivet_artifact import rivet_document
 from rivet_ci.core.plan.campaign import build_campaign, campaign_order
 from rivet_ci.core.plan.planner import FactsOrigin, plan_configs
-from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
+from rivet_ci.core.plan.recommendation import HEAVY_COST, CostClass, ExportRecommendation
 from rivet_ci.core.plan.scoring import priority_class, recommend_export, recommended_wave
 from rivet_ci.core.plan.signals import Signals
 
@@ -116,7 +116,7 @@ def test_weaker_inputs_never_raise_the_score(signals: Signals) -> None:
 
 
 recommendations_st = st.lists(
-    st.tuples(st.integers(0, 100), st.sampled_from(["low", "medium", "high", "very_high"]),
+    st.tuples(st.integers(0, 100), st.sampled_from(get_args(CostClass)),
               st.sampled_from([None, "g1", "g2", "g3"])),
     max_size=14,
 ).map(lambda items: [ExportRecommendation(

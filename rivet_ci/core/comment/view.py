@@ -35,17 +35,17 @@ from rivet_ci.core.gate.diff import (
     GroupRename,
     PlanDiff,
     WarningChange,
-    reason_numbers,
+    reason_values,
 )
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import (
     DEFAULT_WAIVERS_FILE,
-    ISOLATION_KIND,
     WAIVABLE_KINDS,
     WaiverNote,
     waiver_file_entry,
 )
 from rivet_ci.core.plan.planner import FactsOrigin, Plan
+from rivet_ci.core.plan.reasons import ISOLATION_KIND, REASON_KINDS, ValueLabel
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
 
 # A PR with more changed rows than this gets the summary and the grouped causes first, and its
@@ -313,41 +313,23 @@ def facts_description(origin: FactsOrigin, now: datetime,
 
 # -- why a row changed ----------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"~?\d+(?:[.,]\d+)*")
-_WORD = re.compile(r"[A-Za-z][A-Za-z/_-]*")
-_UNITS = frozenset({"min", "s", "h", "ms", "%", "MB", "GB", "KB", "days", "rows"})
-_STOP = frozenset({"over", "of", "and", "or", "in", "is", "the", "a", "an", "—", "-", "per"})
-
-
-def _label(message: str, start: int, end: int) -> tuple[str, str]:
-    """(label, unit) for the number at message[start:end]: the words after it (`48 chunk
-    windows` → `chunk windows`), else the words before it (`row count (~8000000)`)."""
-    after = _WORD.findall(message[end:end + 40]) if message[end:end + 1] == " " else []
-    words: list[str] = []
-    for word in after:
-        if word.lower() in _STOP or len(words) == 2:
-            break
-        words.append(word)
-    if words and words[0] not in _UNITS:
-        return " ".join(words), ""
-    unit = words[0] if words else ""
-    before = [w for w in _WORD.findall(message[max(0, start - 40):start])
-              if w.lower() not in _STOP]
-    return " ".join(before[-2:]).lower() or "value", unit
-
-
 def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
-    """The numbers that moved inside one reason kind's message (`chunk windows 48 → 192`)."""
-    before, after = list(_NUMBER.finditer(base.message)), list(_NUMBER.finditer(head.message))
+    """The values that moved inside one reason kind (`chunk windows 48 → 192`), labelled as its
+    kind defines them (`core/plan/reasons.py`)."""
+    kind = REASON_KINDS.get(head.kind)
+    labels = {v.name: v for v in kind.values} if kind is not None else {}
+    before = dict(base.values)
     parts = []
-    for b, h in zip(before, after, strict=False):
-        if b.group() != h.group():
-            label, unit = _label(head.message, h.start(), h.end())
-            suffix = f" {unit}" if unit else ""
-            parts.append(WhyPart(kind="detail", text=label,
-                                 before=people_numbers(b.group()) + suffix,
-                                 after=people_numbers(h.group()) + suffix))
-    if not parts and len(before) != len(after):
+    for name, value in head.values:
+        old = before.get(name)
+        if old is None or old == value:
+            continue
+        label = labels.get(name) or ValueLabel(name, name.replace("_", " "))
+        suffix = f" {label.unit}" if label.unit else ""
+        parts.append(WhyPart(kind="detail", text=label.label,
+                             before=people_numbers(f"{label.prefix}{old}") + suffix,
+                             after=people_numbers(f"{label.prefix}{value}") + suffix))
+    if not parts and len(base.values) != len(head.values):
         parts.append(WhyPart(kind="text", text=f"{head.kind} reworded"))
     return parts
 
@@ -397,9 +379,11 @@ def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
     # A mass change repeats the same why thousands of times: compute each distinct one once.
     key = (renamed_from, reasons_added, reasons_removed, rules_url,
            None if b is None else (b.cost_class, b.risk_class, b.source_group,
-                                   b.isolate_on_source, *(r.message for r in b.reasons)),
+                                   b.isolate_on_source,
+                                   *((r.message, r.values) for r in b.reasons)),
            None if h is None else (h.cost_class, h.risk_class, h.source_group,
-                                   h.isolate_on_source, *(r.message for r in h.reasons)))
+                                   h.isolate_on_source,
+                                   *((r.message, r.values) for r in h.reasons)))
     hit = _WHY_CACHE.get(key)
     if hit is None:
         if len(_WHY_CACHE) > 10_000:
@@ -443,7 +427,7 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
     base_reasons = {r.kind: r for r in b.reasons}
     for reason in h.reasons:
         old = base_reasons.get(reason.kind)
-        if old is not None and old.message != reason.message:
+        if old is not None and (old.values != reason.values or old.message != reason.message):
             parts += detail_changes(old, reason)
     return tuple(parts)
 
@@ -728,7 +712,7 @@ def _only_group_renamed(change: ExportChange, renamed: Mapping[str, GroupRename]
     def key(r: ExportRecommendation) -> tuple[object, ...]:
         return (r.priority_score, r.priority_class, r.recommended_wave, r.cost_class,
                 r.risk_class, r.isolate_on_source, frozenset(r.reason_kinds))
-    return key(b) == key(h) and reason_numbers(b) == reason_numbers(h)
+    return key(b) == key(h) and reason_values(b) == reason_values(h)
 
 
 def _rename_lines(diff: PlanDiff, pure: Sequence[ExportChange]) -> list[RenameLine]:

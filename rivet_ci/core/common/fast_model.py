@@ -7,9 +7,17 @@ gives for such values — same field values, same `model_fields_set`, defaults f
 declaration order, each default factory called — at a fraction of the cost.
 
 The caller guarantees the types: an `int` for an `int` field (not `3.0`), a `tuple` for a tuple
-field (not a list), a model instance for a nested model. `tests/test_fast_model.py` builds every
-such model of the corpus and of the planner benchmark both ways and compares them field by field
-and type by type. Models with validators, post-init hooks or private attributes are refused.
+field (not a list), a model instance for a nested model. mypy checks that guarantee: a mypy
+plugin (`.ci/mypy_fast_model.py`, configured in pyproject.toml) types the values of
+`make_full`, `make` and `construct` as a TypedDict of the model's fields, so a dict display
+that misses a field (every field, for `make_full`), names one the model lacks or gives a value
+of the wrong type is a type error — a field added to a model without its value at every fast
+build fails `mypy --strict` (`tests/test_fast_model_typing.py` proves it on the real call
+sites). Only the config typing builds from values mypy cannot see (`construct(model, data)` over
+any model, its values typed by the schema it checks them against). `tests/test_fast_model.py`
+builds every such model of the corpus and of the planner benchmark both ways and compares them
+field by field and type by type. Models with validators, post-init hooks or private attributes
+are refused.
 """
 
 from __future__ import annotations

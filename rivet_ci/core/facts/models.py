@@ -16,7 +16,8 @@ from rivet_ci.core.common.limits import I64_MAX
 from rivet_ci.core.facts.catalog_models import CatalogSource
 from rivet_ci.core.facts.history import RunRecord
 
-FACTS_FORMAT = "rivet-ci-facts/1"
+FactsFormat = Literal["rivet-ci-facts/1"]
+FACTS_FORMAT: FactsFormat = "rivet-ci-facts/1"
 
 
 class ColumnFacts(BaseModel):
@@ -107,7 +108,7 @@ class FactsFile(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    format: Literal["rivet-ci-facts/1"]
+    format: FactsFormat
     captured_at: datetime | None = None
     exports: dict[str, ExportFacts] = Field(default_factory=dict)
     configs: dict[str, ConfigFacts] = Field(default_factory=dict)

@@ -22,11 +22,13 @@ from rivet_ci import RIVET_VERSION
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.models import Environment, SourceConfig, SourceType, Strategy
 from rivet_ci.core.facts.catalog import FactsProvenance
+from rivet_ci.core.facts.history import HistorySummary
 from rivet_ci.core.formats.rivet_artifact import ResolvedPlanMemo, resolved_plan, source_block
 from rivet_ci.core.plan.diagnostics import PREFLIGHT_FAILED_VERDICT
 from rivet_ci.core.plan.planner import ConfigPlan, FactsOrigin, Plan, PlannedExport
 from rivet_ci.core.plan.recommendation import Campaign, ExportRecommendation
 from rivet_ci.core.plan.resolve import ResolvedStrategy
+from rivet_ci.core.plan.scoring import reason_values
 from rivet_ci.core.plan.signals import Signals
 
 if TYPE_CHECKING:  # the format's types only: `plan_format` is imported when a plan is read
@@ -727,6 +729,7 @@ def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
             recommended_profile=str(diagnostics.get("recommended_profile") or "balanced"),
             preflight_failed=diagnostics["verdict"] == PREFLIGHT_FAILED_VERDICT,
         )
+        rec = _with_values(rec, signals, _read_history(raw.get("history")))
     return PlannedExport(
         config_path=str(raw.get("config", path)), line=raw.get("line"),
         export_name=str(raw["export_name"]),
@@ -735,6 +738,27 @@ def _read_export(raw: dict[str, Any], path: str) -> PlannedExport:
         strategy=strategy, signals=signals, history=None, recommendation=rec,
         preflight_error=diagnostics.get("preflight_error"),
     )
+
+
+def _read_history(raw: Any) -> HistorySummary | None:
+    """The history summary a document records (`history`), or None."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return HistorySummary.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def _with_values(rec: ExportRecommendation, signals: Signals,
+                 history: HistorySummary | None) -> ExportRecommendation:
+    """`rec` with each reason's values, which a document does not hold: given again by the rule
+    that wrote the reason, from the inputs the document records (`computed`, `history`)."""
+    reasons = tuple(
+        reason.model_copy(update={"values": values})
+        if (values := reason_values(reason.kind, signals, history)) else reason
+        for reason in rec.reasons)
+    return rec.model_copy(update={"reasons": reasons})
 
 
 def _read_config(raw: ConfigJSON) -> ConfigPlan:

@@ -32,7 +32,7 @@ from rivet_ci.core.plan.campaign import (
     pressure_message,
 )
 from rivet_ci.core.plan.planner import ConfigPlan, Plan, PlannedExport
-from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation
+from rivet_ci.core.plan.recommendation import HEAVY_COST, ExportRecommendation, ReasonValues
 from rivet_ci.core.plan.reuse import unchanged_files
 
 ChangeStatus = Literal["added", "removed", "changed", "unchanged", "not-planned"]
@@ -65,6 +65,7 @@ class ConfigChange(BaseModel):
 # The config keys a reviewer reads as "what changed", in the order they are shown. `strategy`
 # (the plan's resolved strategy) is shown only when `mode` did not change: a new mode already
 # says it.
+
 CONFIG_KEYS = ("mode", "strategy", "chunk_column", "chunk_size", "chunk_count", "chunk_by_days",
                "cursor_column", "cursor_fallback_column", "time_column", "days_window",
                "source_group", "reconcile_required")
@@ -529,21 +530,19 @@ _UNCHANGED = ExportChange.model_construct(
     head=None, reasons_added=(), reasons_removed=(), cost_unknown_base=False,
     cost_unknown_head=False, cost_unknown_why=None, catalog_relation=None)
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def reason_numbers(rec: ExportRecommendation) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The numbers inside each reason's message, by kind (what a reviewer reads as a detail)."""
-    return tuple(sorted((r.kind, tuple(_NUMBER.findall(r.message))) for r in rec.reasons))
+def reason_values(rec: ExportRecommendation) -> tuple[tuple[str, ReasonValues], ...]:
+    """Each reason's values, by kind (the numbers a reviewer reads in its message)."""
+    return tuple(sorted((r.kind, r.values) for r in rec.reasons))
 
 
 def material_change(base: ExportRecommendation, head: ExportRecommendation) -> bool:
     """Whether anything a reviewer acts on differs: score, class, wave, cost, risk, isolation,
-    source group, the reason kinds, or a number inside a reason. Rewording alone does not."""
+    source group, the reason kinds, or a value of a reason (`Reason.values`: the numbers its
+    message is written from). Rewording alone does not."""
     def key(r: ExportRecommendation) -> tuple[object, ...]:
         return (r.priority_score, r.priority_class, r.recommended_wave, r.cost_class,
                 r.risk_class, r.isolate_on_source, r.source_group, frozenset(r.reason_kinds))
-    return key(base) != key(head) or reason_numbers(base) != reason_numbers(head)
+    return key(base) != key(head) or reason_values(base) != reason_values(head)
 
 
 _KIND_RANK = {None: 0, "shared": 1, "heavy": 2}
@@ -721,22 +720,23 @@ def _unchanged_findings(
         unknown = cost_unknown(export)
         if not (rec.isolate_on_source or rec.low_confidence or unknown):
             continue
-        where = {"file": config.path, "line": export.line, "export_name": name,
-                 "source_group": rec.source_group, "score": rec.priority_score}
-        # Values of the field types: built as `Finding(...)` would build them (fast_model).
+        def finding(kind: FindingKind, message: str, rec: ExportRecommendation = rec,
+                    line: int | None = export.line, name: str = name) -> Finding:
+            # Values of the field types: built as `Finding(...)` would build them (fast_model).
+            return construct(Finding, {
+                "kind": kind, "status": "pre-existing", "message": message, "file": config.path,
+                "line": line, "export_name": name, "source_group": rec.source_group,
+                "score": rec.priority_score})
+
         found = []
         if rec.isolate_on_source:
-            found.append(construct(Finding, {
-                "kind": "new-isolation", "status": "pre-existing", **where,
-                "message": f"{name}: isolate_on_source on '{rec.source_group}'"}))
+            found.append(finding("new-isolation",
+                                 f"{name}: isolate_on_source on '{rec.source_group}'"))
         if rec.low_confidence:
-            found.append(construct(Finding, {
-                "kind": "low-confidence", "status": "pre-existing", **where,
-                "message": f"{name}: planned on low-confidence metadata"}))
+            found.append(finding("low-confidence", f"{name}: planned on low-confidence metadata"))
         if unknown:
-            found.append(construct(Finding, {
-                "kind": "unplanned-cost", "status": "pre-existing", **where,
-                "message": f"{name}: cost unknown — {cost_unknown_why(export)}"}))
+            found.append(finding("unplanned-cost",
+                                 f"{name}: cost unknown — {cost_unknown_why(export)}"))
         out.append(((config.path, name), found))
     return out
 
@@ -749,33 +749,37 @@ def _export_findings(change: ExportChange) -> list[Finding]:
         return []  # one recommendation on both sides with nothing to report
     out: list[Finding] = []
     latest = head or base
-    where = {"file": change.config_path, "line": change.line, "export_name": name,
-             "source_group": latest.source_group if latest else None,
-             "score": latest.priority_score if latest else None}
+    group = latest.source_group if latest else None
+    score = latest.priority_score if latest else None
+
+    def finding(kind: FindingKind, status: FindingStatus, message: str,
+                score_delta: int | None = None) -> Finding:
+        return construct(Finding, {
+            "kind": kind, "status": status, "message": message, "file": change.config_path,
+            "line": change.line, "export_name": name, "score_delta": score_delta,
+            "source_group": group, "score": score})
+
     isolation = change.isolation
     if isolation == "resolved" and change.broken_at is not None:
         isolation = None  # unknown while its file is broken: never "resolved"
     if isolation is not None and latest is not None:
-        out.append(Finding(kind="new-isolation", status=isolation, **where,
-                           message=f"{name}: isolate_on_source on '{latest.source_group}'"))
+        out.append(finding("new-isolation", isolation,
+                           f"{name}: isolate_on_source on '{latest.source_group}'"))
     low = change.low_confidence
     if low is not None:
-        out.append(Finding(kind="low-confidence", status=low, **where,
-                           message=f"{name}: planned on low-confidence metadata"))
+        out.append(finding("low-confidence", low, f"{name}: planned on low-confidence metadata"))
     unplanned = change.unplanned_cost
     if unplanned is not None:
         why = change.cost_unknown_why or "no facts"
-        out.append(Finding(kind="unplanned-cost", status=unplanned, **where,
-                           message=f"{name}: cost unknown — {why}"))
+        out.append(finding("unplanned-cost", unplanned, f"{name}: cost unknown — {why}"))
     if base is None or head is None:
         return out
     delta = head.priority_score - base.priority_score
     if delta < 0:
-        out.append(Finding(kind="score-drop", status="new", score_delta=delta, **where,
-                           message=f"{name}: score {base.priority_score} → "
-                                   f"{head.priority_score} ({delta})"))
+        out.append(finding("score-drop", "new", f"{name}: score {base.priority_score} → "
+                                                f"{head.priority_score} ({delta})",
+                           score_delta=delta))
     if head.recommended_wave > base.recommended_wave:
-        out.append(Finding(kind="wave-later", status="new", **where,
-                           message=f"{name}: wave {base.recommended_wave} → "
-                                   f"{head.recommended_wave}"))
+        out.append(finding("wave-later", "new", f"{name}: wave {base.recommended_wave} → "
+                                                f"{head.recommended_wave}"))
     return out

@@ -31,7 +31,6 @@ from pydantic import BaseModel, ConfigDict
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.gate.diff import Finding
 
-ISOLATION_KIND = "shared_source_heavy_conflict"  # the reason kind campaign isolation adds
 WAIVABLE_KINDS = ("new-isolation", "new-warning", "score-drop", "wave-later", "low-confidence",
                   "unplanned-cost")
 DEFAULT_WAIVERS_FILE = ".rivet-ci/waivers.yaml"

@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Literal
 
 from rivet_ci.core.common.fast_model import maker
+from rivet_ci.core.plan.reasons import ISOLATION_KIND
 from rivet_ci.core.plan.recommendation import (
     HEAVY_COST,
     SHARED_SOURCE_MESSAGE,
@@ -91,8 +92,9 @@ def source_group_warning(group: str, members: Sequence[ExportRecommendation]) ->
 
 @functools.lru_cache(maxsize=1024)  # frozen: one per group serves every config of the run
 def isolation_reason(group: str) -> Reason:
-    return _REASON.make_full({"kind": "shared_source_heavy_conflict",
-                              "message": SHARED_SOURCE_MESSAGE.format(group=group)})
+    return _REASON.make_full({"kind": ISOLATION_KIND,
+                              "message": SHARED_SOURCE_MESSAGE.format(group=group),
+                              "values": ()})
 
 
 def build_campaign(
@@ -116,7 +118,10 @@ def build_campaign(
     # replaced in place (a dict display keeps an overwritten key where it was).
     updated = [
         _RECOMMENDATION.make_full({
-            **rec.__dict__, "isolate_on_source": True,
+            "export_name": rec.export_name, "source_group": rec.source_group,
+            "priority_score": rec.priority_score, "priority_class": rec.priority_class,
+            "cost_class": rec.cost_class, "risk_class": rec.risk_class,
+            "recommended_wave": rec.recommended_wave, "isolate_on_source": True,
             "reasons": (*rec.reasons, reasons[isolated[rec.export_name]]),
         }) if rec.export_name in isolated else rec
         for rec in recommendations
@@ -130,10 +135,10 @@ def build_campaign(
         else:
             names.append(rec.export_name)
     warnings = sorted(pressure_message(g, pressure) for g, pressure in pressures.items())
+    by_wave = tuple(_WAVE.make_full({"wave": n, "exports": tuple(names)})
+                    for n, names in sorted(waves.items()))
     campaign = _CAMPAIGN.make_full({
-        "ordered_exports": tuple(r.export_name for r in ordered),
-        "waves": tuple(_WAVE.make_full({"wave": n, "exports": tuple(names)})
-                       for n, names in sorted(waves.items())),
+        "ordered_exports": tuple(r.export_name for r in ordered), "waves": by_wave,
         "source_group_warnings": tuple(warnings),
     })
     return updated, campaign

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -105,7 +105,9 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
     and takes no part in the campaign; the other exports are planned as usual. The measured-rows
     overlay judges staleness against the facts' `captured_at` (unknown: never stale).
     """
-    planned: list[dict[str, Any]] = []  # each planned export's fields
+    # Each planned export's parts; built once the campaign has said whether it isolates it.
+    planned: list[tuple[ExportConfig, Signals, HistorySummary | None, str | None,
+                        tuple[str, ...], FactsProvenance]] = []
     recommendations: list[ExportRecommendation] = []
     refusals: list[Problem] = []
     path, lines, source = loaded.path, loaded.export_lines, loaded.source
@@ -148,24 +150,26 @@ def plan_config(loaded: LoadedConfig, facts: FactsFile | None) -> ConfigPlan:
                 notes = (*notes, *entry.notes)
         recommendation = recommend_export(name, signals, history, export.source_group)
         recommendations.append(recommendation)
-        planned.append({
-            "config_path": path, "line": lines.get(name), "export_name": name,
+        planned.append((export, signals, history, preflight_error, notes, provenance))
+    campaign: Campaign | None = None
+    if recommendations:
+        # The campaign may flag isolation, so exports are built from its recommendations.
+        recommendations, campaign = build_campaign(recommendations)
+    exports = tuple(
+        _PLANNED_EXPORT.make_full({
+            "config_path": path, "line": lines.get(export.name), "export_name": export.name,
             "mode": export.mode, "strategy": signals.strategy, "signals": signals,
             "history": history, "recommendation": recommendation,
             "preflight_error": preflight_error, "notes": notes, "config": export,
             "facts_provenance": provenance,
         })
-    campaign: Campaign | None = None
-    if recommendations:
-        # The campaign may flag isolation, so exports are built from its recommendations.
-        recommendations, campaign = build_campaign(recommendations)
-        for fields, recommendation in zip(planned, recommendations, strict=True):
-            fields["recommendation"] = recommendation
+        for (export, signals, history, preflight_error, notes, provenance), recommendation
+        in zip(planned, recommendations, strict=True))
     return _CONFIG_PLAN.make_full({
         "path": path, "source_type": source_type,
         "source_environment": source.environment if source else None,
-        "source": source, "exports": tuple(map(_PLANNED_EXPORT.make_full, planned)),
-        "campaign": campaign, "problems": (*loaded.problems, *refusals),
+        "source": source, "exports": exports, "campaign": campaign,
+        "problems": (*loaded.problems, *refusals),
     })
 
 

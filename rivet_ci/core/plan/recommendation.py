@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rivet_ci.core.plan.reasons import LOW_CONFIDENCE_KIND
+
 PriorityClass = Literal["low", "medium", "high"]
 CostClass = Literal["low", "medium", "high", "very_high"]
 RiskClass = Literal["low", "medium", "high"]
@@ -18,13 +20,19 @@ SHARED_SOURCE_MESSAGE = ("Shared source group '{group}' has multiple heavy expor
                          "export alone on that source.")
 
 
+# A reason's values by name, in its message's order (`(("windows", 48),)`).
+ReasonValues = tuple[tuple[str, int | float], ...]
+
+
 class Reason(BaseModel):
-    """One structured, explainable reason: a stable `kind` token and a human message."""
+    """One structured, explainable reason: a stable `kind` token, rivet's message, and the
+    values the message is written from (`core/plan/reasons.py`; not in rivet's artifact)."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: str
     message: str
+    values: ReasonValues = ()
 
 
 class ExportRecommendation(BaseModel):
@@ -49,7 +57,7 @@ class ExportRecommendation(BaseModel):
     @property
     def low_confidence(self) -> bool:
         # No tuple of kinds built: the plan's summary asks this of every export.
-        return any(reason.kind == "low_confidence_metadata" for reason in self.reasons)
+        return any(reason.kind == LOW_CONFIDENCE_KIND for reason in self.reasons)
 
 
 class Wave(BaseModel):
