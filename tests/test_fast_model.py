@@ -146,14 +146,15 @@ def test_the_shared_sets_are_bounded_per_model() -> None:
         c: int = 0
 
     maker = fast_model.maker(Wide)
-    combinations = [{"a": 1}, {"b": 1}, {"c": 1}, {"a": 1, "b": 1}]
+    combinations: list[Any] = [{"a": 1}, {"b": 1}, {"c": 1}, {"a": 1, "b": 1}]
     for data in combinations:
         maker.make(data)
     assert len(maker.names) == len(combinations)
     maker.names.clear()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fast_model, "SHARED_NAME_SETS", 1)
-        first, second, third = (maker.make(d) for d in ({"a": 1}, {"b": 1}, {"b": 2}))
+        given: list[Any] = [{"a": 1}, {"b": 1}, {"b": 2}]
+        first, second, third = (maker.make(d) for d in given)
     assert list(maker.names) == [("a",)]
     assert second.__pydantic_fields_set__ is not third.__pydantic_fields_set__
     assert third.model_fields_set == {"b"} and first.model_fields_set == {"a"}

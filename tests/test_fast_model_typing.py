@@ -37,16 +37,16 @@ def fast_builds(tree: ast.Module) -> list[tuple[int, str]]:
                 and isinstance(node.value.args[0], ast.Name)):
             makers[node.targets[0].id] = node.value.args[0].id
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
             continue
-        func = node.func
+        func = call.func
         if (isinstance(func, ast.Attribute) and func.attr in FAST_BUILDS
                 and isinstance(func.value, ast.Name) and func.value.id in makers):
-            found.append((node.lineno, makers[func.value.id]))
-        elif (isinstance(func, ast.Name) and func.id == "construct" and len(node.args) == 2
-                and isinstance(node.args[0], ast.Name) and node.args[0].id[:1].isupper()):
-            found.append((node.lineno, node.args[0].id))
+            found.append((call.lineno, makers[func.value.id]))
+        elif (isinstance(func, ast.Name) and func.id == "construct" and len(call.args) == 2
+                and isinstance(call.args[0], ast.Name) and call.args[0].id[:1].isupper()):
+            found.append((call.lineno, call.args[0].id))
     return found
 
 
