@@ -389,7 +389,7 @@ def _several_readings(e: ExportConfig) -> Fired:
     return None
 
 
-def _parent_in_local_path(e: ExportConfig) -> Fired:
+def _parent_in_local_path(e: ExportConfig, s: Scope) -> Fired:  # noqa: ARG001
     d = e.destination
     for key, value in (("path", d.path), ("prefix", d.prefix)):
         if value is not None and _has_parent_component(value):
@@ -415,8 +415,10 @@ _MODE_KNOBS = ("chunk_column", "chunk_by_key", "chunk_count", "chunk_size_memory
                "chunk_max_attempts")
 
 
-def _knob_outside_chunked(e: ExportConfig) -> Fired:
-    """The first knob only `mode: chunked` reads that the export sets."""
+def _knob_outside_chunked(e: ExportConfig, s: Scope) -> Fired:  # noqa: ARG001
+    """The first knob only `mode: chunked` reads that the export sets, outside that mode."""
+    if e.mode == "chunked":
+        return None
     knob = next((k for k in _MODE_KNOBS if getattr(e, k) is not None), None)
     if knob is None:
         knob = ("chunk_checkpoint" if e.chunk_checkpoint
@@ -577,9 +579,8 @@ EXPORT_RULES: tuple[Group[ExportConfig], ...] = (
         rule("V-E6", _RANGE, "exports[i].chunk_size_memory_mb", "chunk_size and "
              "chunk_size_memory_mb cannot both be set (the memory budget decides the window "
              "size; chunk_size would be ignored)",
-             lambda e, s: e.chunk_size_memory_mb is not None
-             and e.chunk_size != DEFAULT_CHUNK_SIZE),
-    )),
+             lambda e, s: e.chunk_size != DEFAULT_CHUNK_SIZE),
+    ), present="chunk_size_memory_mb"),
     Group((
         rule("V-E7", _RANGE, "exports[i].tuning", "the effective tuning (export over source) "
              "sets both batch_size and batch_size_memory_mb, which exclude each other",
@@ -612,7 +613,7 @@ EXPORT_RULES: tuple[Group[ExportConfig], ...] = (
     Group((
         rule("V-E13", _PATH, "exports[i].destination.<path|prefix>", "local destination {key} "
              "'{value}' must not contain a '..' component (it would write outside the output "
-             "tree)", lambda e, s: _parent_in_local_path(e)),
+             "tree)", _parent_in_local_path),
     ), destinations={"local"}),
     Group((
         rule("V-E12", "RIVET_CONFIG_DESTINATION_ENDPOINT_UNSAFE", "exports[i].destination."
@@ -723,20 +724,24 @@ EXPORT_RULES: tuple[Group[ExportConfig], ...] = (
              lambda e, s: _reads_query(e)
              and Hit(("query" if e.query is not None else "query_file",))),
     ), modes={"cdc"}),
-    Group((  # knobs written outside the mode that reads them
+    # Knobs written outside the mode that reads them.
+    Group((
         rule("V-E21", _MODE, "exports[i].tables", "`tables:` is only valid with mode: cdc (a "
-             "batch export reads one query or table)",
-             lambda e, s: e.tables is not None and e.mode != "cdc"),
+             "batch export reads one query or table)", lambda e, s: e.mode != "cdc"),
+    ), present="tables"),
+    Group((
         rule("V-E23", _MODE, "exports[i].<knob>", "{knob} needs mode: chunked — in mode: {mode} "
              "it is ignored and the whole table is read in one unbounded snapshot; add mode: "
              "chunked or remove {knob}",
-             lambda e, s: e.mode != "chunked" and _knob_outside_chunked(e)),
+             _knob_outside_chunked),
         rule("V-E24", _MODE, "exports[i].keyset_incremental", "keyset_incremental: true needs "
              "chunk_by_key (it continues from the last exported key; a range chunk_column has "
              "no such key)", lambda e, s: e.keyset_incremental and e.chunk_by_key is None),
-        rule("V-E25", _MODE, "exports[i].cdc", "a `cdc:` block is only valid with mode: cdc",
-             lambda e, s: e.cdc is not None and e.mode != "cdc"),
     )),
+    Group((
+        rule("V-E25", _MODE, "exports[i].cdc", "a `cdc:` block is only valid with mode: cdc",
+             lambda e, s: e.mode != "cdc"),
+    ), present="cdc"),
     Group((  # column overrides (nearly every export has none)
         rule("V-E26a", _COLUMN_TABLE, "exports[i].columns.<key>", "qualified column override "
              "'{key}' needs a table-shaped export (table:/tables:), not a query",
