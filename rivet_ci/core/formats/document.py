@@ -39,9 +39,11 @@ if TYPE_CHECKING:  # the format's types only: `plan_format` is imported when a p
         DiagnosticsJSON,
         EmptyJSON,
         ExportJSON,
+        FactsInputsJSON,
         FactsProvenanceJSON,
         HistoryJSON,
         PlanDocumentJSON,
+        PlannedMode,
         PrioritizationJSON,
         ProblemJSON,
         ReasonJSON,
@@ -82,31 +84,32 @@ def campaign_json(campaign: Campaign) -> CampaignJSON:
 
 
 def recommendation_json(rec: ExportRecommendation) -> RecommendationJSON:
-    r = rec.__dict__  # field values (see `export_json`)
+    r = rec
     reasons: list[ReasonJSON] = [{"kind": reason.kind, "message": reason.message}
-                                 for reason in r["reasons"]]
-    if r["source_group"] is None:  # absent, as rivet writes it
-        return {"export_name": r["export_name"], "priority_score": r["priority_score"],
-                "priority_class": r["priority_class"], "cost_class": r["cost_class"],
-                "risk_class": r["risk_class"], "recommended_wave": r["recommended_wave"],
-                "isolate_on_source": r["isolate_on_source"], "reasons": reasons}
-    return {"export_name": r["export_name"], "source_group": r["source_group"],
-            "priority_score": r["priority_score"], "priority_class": r["priority_class"],
-            "cost_class": r["cost_class"], "risk_class": r["risk_class"],
-            "recommended_wave": r["recommended_wave"],
-            "isolate_on_source": r["isolate_on_source"], "reasons": reasons}
+                                 for reason in r.reasons]
+    if r.source_group is None:  # absent, as rivet writes it
+        return {"export_name": r.export_name, "priority_score": r.priority_score,
+                "priority_class": r.priority_class, "cost_class": r.cost_class,
+                "risk_class": r.risk_class, "recommended_wave": r.recommended_wave,
+                "isolate_on_source": r.isolate_on_source, "reasons": reasons}
+    return {"export_name": r.export_name, "source_group": r.source_group,
+            "priority_score": r.priority_score, "priority_class": r.priority_class,
+            "cost_class": r.cost_class, "risk_class": r.risk_class,
+            "recommended_wave": r.recommended_wave,
+            "isolate_on_source": r.isolate_on_source, "reasons": reasons}
 
 
 def provenance_json(provenance: FactsProvenance) -> FactsProvenanceJSON:
     """Where an export's facts came from (`diagnostics.facts`)."""
-    p = provenance.__dict__
-    out: FactsProvenanceJSON = {"origin": p["facts"], "inputs": p["inputs"]}
-    if p["relation"] is not None:
-        out["relation"] = p["relation"]
-    if p["captured_at"] is not None:
-        out["captured_at"] = p["captured_at"].isoformat().replace("+00:00", "Z")
-    if p["why_unknown"] is not None:
-        out["why_unknown"] = p["why_unknown"]
+    p = provenance
+    # `inputs` holds every one of PROVENANCE_INPUTS (core/facts/catalog.py), as the JSON has.
+    out: FactsProvenanceJSON = {"origin": p.facts, "inputs": cast("FactsInputsJSON", p.inputs)}
+    if p.relation is not None:
+        out["relation"] = p.relation
+    if p.captured_at is not None:
+        out["captured_at"] = p.captured_at.isoformat().replace("+00:00", "Z")
+    if p.why_unknown is not None:
+        out["why_unknown"] = p.why_unknown
     return out
 
 
@@ -118,51 +121,50 @@ def export_json(export: PlannedExport, campaign: Campaign | None, *,
     artifact: format, compression, destination, tuning, redacted source, ...); `day` fills
     `{date}` in destination paths and is the document's own date; without `resolved`,
     `resolved_plan` is null (`Layout.resolved_plans`)."""
-    # Field values are read from the models' `__dict__`: on a pydantic model an attribute read
-    # passes its `__getattr__` hook, twice as slow, and an export reads some fifty.
-    e = export.__dict__
-    signals: Signals | None = e["signals"]
+    e = export
+    signals = e.signals
     computed: ComputedJSON | EmptyJSON = {}
     diagnostics: DiagnosticsJSON = {}
     if signals is not None:
-        s = signals.__dict__
+        s = signals
         computed = {
-            "row_estimate": s["row_estimate"], "avg_row_bytes": s["avg_row_bytes"],
-            "chunk_count": s["chunk_count"], "uses_index": s["uses_index"],
-            "range_column": s["range_column"],
-            "cursor_range_observed": s["cursor_range_observed"],
-            "cursor_quality": s["cursor_quality"], "freshness": s["freshness"],
-            "sparse_range_risk": s["sparse_range_risk"],
-            "reconcile_required": s["reconcile_required"],
-            "resolved_strategy": s["resolved_strategy"], "chunk_column": s["chunk_column"],
-            "preflight_estimate": s["preflight_estimate"], "estimate_label": s["estimate_label"],
+            "row_estimate": s.row_estimate, "avg_row_bytes": s.avg_row_bytes,
+            "chunk_count": s.chunk_count, "uses_index": s.uses_index,
+            "range_column": s.range_column,
+            "cursor_range_observed": s.cursor_range_observed,
+            "cursor_quality": s.cursor_quality, "freshness": s.freshness,
+            "sparse_range_risk": s.sparse_range_risk,
+            "reconcile_required": s.reconcile_required,
+            "resolved_strategy": s.resolved_strategy, "chunk_column": s.chunk_column,
+            "preflight_estimate": s.preflight_estimate, "estimate_label": s.estimate_label,
         }
-        diagnostics = {"verdict": s["verdict"], "warnings": list(s["warnings"]),
-                       "recommended_profile": s["recommended_profile"]}
-    if e["preflight_error"] is not None:
-        diagnostics["preflight_error"] = e["preflight_error"]
-    if e["notes"]:
-        diagnostics["notes"] = list(e["notes"])
-    provenance = e.get("facts_provenance")
+        diagnostics = {"verdict": s.verdict, "warnings": list(s.warnings),
+                       "recommended_profile": s.recommended_profile}
+    if e.preflight_error is not None:
+        diagnostics["preflight_error"] = e.preflight_error
+    if e.notes:
+        diagnostics["notes"] = list(e.notes)
+    provenance = e.facts_provenance
     if provenance is not None:
         diagnostics["facts"] = provenance_json(provenance)
     prioritization: PrioritizationJSON = {
-        "export_recommendation": recommendation_json(e["recommendation"])}
+        "export_recommendation": recommendation_json(e.recommendation)}
     if campaign is not None:
         prioritization["campaign"] = campaign_json(campaign)
     history: HistoryJSON | None = None
-    if e["history"] is not None:
-        h = e["history"].__dict__
-        history = {"runs": h["runs"], "last_failed": h["last_failed"],
-                   "retries_per_run": round(h["retries_per_run"], 4),
-                   "mean_duration_ms": h["mean_duration_ms"]}
-    config = e["config"]
+    if e.history is not None:
+        h = e.history
+        history = {"runs": h.runs, "last_failed": h.last_failed,
+                   "retries_per_run": round(h.retries_per_run, 4),
+                   "mean_duration_ms": h.mean_duration_ms}
+    config = e.config
     rivet_plan = (resolved_plan(config, source, signals, day=day, source_json=source_json,
                                 memo=memo)
                   if resolved and signals is not None and config is not None else None)
     return {
-        "export_name": e["export_name"], "config": e["config_path"], "line": e["line"],
-        "mode": e["mode"], "strategy": e["strategy"], "computed": computed,
+        "export_name": e.export_name, "config": e.config_path, "line": e.line,
+        # A planned export's mode is one rivet plans (a `cdc` export is never planned).
+        "mode": cast("PlannedMode", e.mode), "strategy": e.strategy, "computed": computed,
         "diagnostics": diagnostics, "history": history, "prioritization": prioritization,
         "resolved_plan": rivet_plan,
     }

@@ -132,39 +132,39 @@ def resolved_tuning(export: ExportConfig, source: SourceConfig | None,
     return cast("ResolvedTuningJSON", ordered), label
 
 
-def _strategy(f: Mapping[str, Any], s: Mapping[str, Any], tuning: Mapping[str, Any],
+def _strategy(f: ExportConfig, s: Signals, tuning: Mapping[str, Any],
               source: SourceConfig | None = None) -> Any:
-    """`resolved_plan.strategy` from the export's and its signals' field values (`__dict__`)."""
-    kind = s["resolved_strategy"]
+    """`resolved_plan.strategy` from the export and its signals."""
+    kind = s.resolved_strategy
     if kind == "incremental":
         return {"Incremental": {
-            "primary_column": f["cursor_column"],
-            "fallback_column": f["cursor_fallback_column"],
-            "mode": f["incremental_cursor_mode"]}}
+            "primary_column": f.cursor_column,
+            "fallback_column": f.cursor_fallback_column,
+            "mode": f.incremental_cursor_mode}}
     if kind == "timewindow":
-        return {"TimeWindow": {"column": f["time_column"],
-                               "column_type": f["time_column_type"],
-                               "days_window": f["days_window"]}}
+        return {"TimeWindow": {"column": f.time_column,
+                               "column_type": f.time_column_type,
+                               "days_window": f.days_window}}
     if kind == "chunked":
-        attempts = f["chunk_max_attempts"]
+        attempts = f.chunk_max_attempts
         if attempts is None:
             attempts = max(int(tuning.get("max_retries") or 0) + 1, 1)
         return {"Chunked": {
-            "column": s["chunk_column"], "chunk_size": s["chunk_size"],
-            "chunk_count": f["chunk_count"], "parallel": f["parallel"],
-            "dense": bool(f["chunk_dense"]), "by_days": f["chunk_by_days"],
-            "checkpoint": bool(f["chunk_checkpoint"]), "max_attempts": attempts}}
+            "column": s.chunk_column, "chunk_size": s.chunk_size,
+            "chunk_count": f.chunk_count, "parallel": f.parallel,
+            "dense": bool(f.chunk_dense), "by_days": f.chunk_by_days,
+            "checkpoint": bool(f.chunk_checkpoint), "max_attempts": attempts}}
     if kind == "keyset":
-        if f["mode"] == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
+        if f.mode == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
             resume = bool(_get(_get(source, "mongo"), "resume"))
-            return {"Keyset": {"key_column": "_id", "chunk_size": s["chunk_size"],
+            return {"Keyset": {"key_column": "_id", "chunk_size": s.chunk_size,
                                "checkpoint": resume, "incremental": resume,
-                               "parallel": f["parallel"]}}
-        incremental = bool(f["keyset_incremental"])
+                               "parallel": f.parallel}}
+        incremental = bool(f.keyset_incremental)
         return {"Keyset": {
-            "key_column": s["chunk_column"], "chunk_size": s["chunk_size"],
-            "checkpoint": bool(f["chunk_checkpoint"]) or incremental,
-            "incremental": incremental, "parallel": f["parallel"]}}
+            "key_column": s.chunk_column, "chunk_size": s.chunk_size,
+            "checkpoint": bool(f.chunk_checkpoint) or incremental,
+            "incremental": incremental, "parallel": f.parallel}}
     return "Snapshot"
 
 
@@ -271,9 +271,8 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
     """rivet's `ResolvedRunPlan` (§10.3), keys in rivet's order. `source_json` is
     `source_block(source)` when the caller built it once for the whole config; `memo` shares
     the resolved tuning between the exports of one document."""
-    # Field values from the model's `__dict__` (every field is there; see `_fields`).
-    f = export.__dict__
-    export_tuning = f["tuning"]
+    f = export
+    export_tuning = f.tuning
     if memo is None:
         tuning, label = resolved_tuning(export, source)
         placed_tuning: Any = tuning
@@ -286,33 +285,33 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
             memo.tuning[pair] = ((source, export_tuning), tuning, placed_tuning, label)
         else:
             _, tuning, placed_tuning, label = hit
-    compression: Compression = f["compression"] or "zstd"
-    level = f["compression_level"]
-    profile = f["compression_profile"]
+    compression: Compression = f.compression or "zstd"
+    level = f.compression_level
+    profile = f.compression_profile
     if profile is not None:
         compression, level = _COMPRESSION_PROFILES[str(profile)]
-    name = f["name"]
-    dest = None if memo is None else memo.placed_destination(f["destination"], name, day)
+    name = f.name
+    dest = None if memo is None else memo.placed_destination(f.destination, name, day)
     if dest is None:
-        dest = _destination(_fields(f["destination"]), name, day)
-    meta = _fields(f["meta_columns"])
+        dest = _destination(_fields(f.destination), name, day)
+    meta = _fields(f.meta_columns)
     row_hash = meta.get("row_hash")
-    quality = f["quality"]
-    parquet = f["parquet"]
-    columns = f["columns"]
-    factor = f["shape_drift_warn_factor"]
-    size = f["max_file_size"]
+    quality = f.quality
+    parquet = f.parquet
+    columns = f.columns
+    factor = f.shape_drift_warn_factor
+    size = f.max_file_size
     return {
         "export_name": name,
-        "source_table": f["table"],
+        "source_table": f.table,
         "base_query": export.effective_query,
         "is_split_unit": False,
-        "strategy": _strategy(f, signals.__dict__, tuning, source),
-        "format": f["format"] or "parquet",
+        "strategy": _strategy(f, signals, tuning, source),
+        "format": f.format or "parquet",
         "compression": compression,
         "compression_level": level,
         "max_file_size_bytes": None if size is None else resolved_plan_max_file_size(size),
-        "skip_empty": bool(f["skip_empty"]),
+        "skip_empty": bool(f.skip_empty),
         "meta_columns": {"exported_at": bool(meta.get("exported_at")),
                          "row_hash": _plain(row_hash) if row_hash is not None else False},
         "destination": dest,
@@ -327,11 +326,11 @@ def resolved_plan(export: ExportConfig, source: SourceConfig | None, signals: Si
         "validate": False,
         "reconcile": False,
         "resume": False,
-        "verify": f["verify"] or "size",
+        "verify": f.verify or "size",
         "source": source_block(source) if source_json is None else source_json,
         "column_overrides": ({str(k): _column_type(v) for k, v in _plain(columns).items()}
                              if columns else {}),
-        "schema_drift_policy": f["on_schema_drift"] or "warn",
+        "schema_drift_policy": f.on_schema_drift or "warn",
         "shape_drift_warn_factor": float(factor) if factor is not None else 2.0,
         "parquet": None if parquet is None else cast("ParquetJSON", {
             key: _plain(_get(parquet, key)) for key in _PARQUET_KEYS}),
