@@ -335,7 +335,8 @@ def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
 
 
 def reason_url(rules_url: str | None, kind: str) -> str | None:
-    """The row of a reason kind in the scoring rules (one anchor per kind, rule_docs.py)."""
+    """The row of a reason kind in the scoring rules: one anchor per kind (`reason_anchor`), in
+    the reason-kinds table `scripts/regenerate.py` writes."""
     return f"{rules_url}#{reason_anchor(kind)}" if rules_url else None
 
 
