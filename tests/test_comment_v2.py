@@ -32,6 +32,7 @@ from support.pr import (
 from rivet_ci.core.comment.view import detail_changes
 from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.gate.diff import material_change
+from rivet_ci.core.plan.campaign import isolation_reason
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason
 from rivet_ci.review.comment import docs_ref
 
@@ -187,6 +188,11 @@ def test_the_comment_labels_each_moved_value_as_its_kind_defines_it() -> None:
     heavy = Reason(kind="chunking_heavy", message="x", values=(("windows", 48),))
     light = Reason(kind="chunking_heavy", message="y")
     assert [p.text for p in detail_changes(heavy, light)] == ["chunking_heavy reworded"]
+    # A name is no value: an isolated export moved from group `replica_4` to `replica_hot` has
+    # no "reworded" detail (the digits of a group's name were once read as a number).
+    before = isolation_reason("replica_4")
+    after = isolation_reason("replica_hot")
+    assert before.message != after.message and detail_changes(before, after) == []
 
 
 def test_a_row_changed_only_inside_a_reason_says_what_changed(tmp_path: Path) -> None:
