@@ -8,9 +8,10 @@ are module constants: `docs/scoring-rules.md` quotes them and a test checks that
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from rivet_ci.core.common.compiled import compiled_function
 from rivet_ci.core.common.limits import I64_MAX, I64_MIN
 from rivet_ci.core.common.patterns import INTEGER
 from rivet_ci.core.config.models import ExportConfig
@@ -94,28 +95,7 @@ SUGGEST_OFF_PEAK = "Use 'safe' tuning profile. Extract during off-peak hours."
 
 
 # The tables of docs/scoring-rules.md (rendered by tests/support/generated/scoring_docs.py), in
-# rivet's order.
-WARNING_RULES: tuple[tuple[str, str, str], ...] = (
-    ("connection limit", "`parallel` > 1 and max_connections unknown", WARN_CONNECTIONS_UNKNOWN),
-    ("connection limit", "`parallel` > 1 and `parallel` ≥ max_connections M (limit = "
-                         "max(M − 3, 1))", WARN_CONNECTIONS),
-    ("sparse key range", "mode chunked, no `chunk_by_key`, not `chunk_dense`, no "
-                         "`chunk_by_days`; rows known and > 0; min and max parse as plain i64; "
-                         "span = max(max − min, 1), density = rows / span < 0.1 and "
-                         "ceil(span / chunk_size) > 10; empty = trunc(clamp(1 − density, 0, 1) "
-                         "× 100)", WARN_SPARSE),
-    ("heavy chunk", "mode chunked, no `chunk_by_days`, rows > 0, avg_row_bytes > 0; rows per "
-                    "chunk = chunk_size when dense or keyset, else round(density × chunk_size) "
-                    "(half away from zero; needs i64 min/max), clamped to 1..rows; fires when "
-                    "rows per chunk × width > 268,435,456", WARN_HEAVY_CHUNK),
-    ("dense surrogate", "mode chunked and (`chunk_dense: true` or the inline `query`, "
-                        "upper-cased, contains `ROW_NUMBER`)", WARN_DENSE_SURROGATE),
-    ("parallel memory", "`parallel` > 1 and rows (unknown = 0) > 5,000,000; millions = rows "
-                        "div 1,000,000", WARN_PARALLEL_MEMORY),
-    ("missing checkpoint", "(mode chunked or `chunk_by_key`), no `chunk_checkpoint`, no "
-                           "`keyset_incremental`, and not (rows known and < 100,000)",
-     WARN_NO_CHECKPOINT),
-)
+# rivet's order; the warnings' own table, `WARNING_RULES`, is below `preflight_warnings`.
 VALIDATE_RULES: tuple[tuple[tuple[str, str], str], ...] = (
     (VALIDATE_QUALITY_CHUNKED, "`quality:` set and the resolved strategy is chunked or keyset"),
     (VALIDATE_UNIQUE_NO_CAP, "`quality.unique_columns` non-empty and `unique_max_entries` unset"),
@@ -237,72 +217,116 @@ def recommended_profile(*, uses_index: bool, rows: int | None, parallel: int,
     return "balanced" if n <= 1_000_000 else "safe"
 
 
+class PreflightWarning:
+    """One preflight warning (§5.5): its name and condition as `docs/scoring-rules.md` prints
+    them, rivet's text, and its condition (`when`) and the text's fields (`values`, keyword
+    arguments of `str.format`) as expressions over the warning inputs (`_WARNING_INPUTS`)."""
+
+    __slots__ = ("condition", "message", "name", "values", "when")
+
+    def __init__(self, name: str, condition: str, message: str, *, when: str,
+                 values: str | None = None) -> None:
+        self.name, self.condition, self.message = name, condition, message
+        self.when, self.values = when, values
+
+
+# What the warnings read, each an expression over `preflight_warnings`' arguments and the inputs
+# above it. The chunk inputs are computed only for a chunked export (rivet reads them there).
+_WARNING_INPUTS = {
+    "parallel": "export.parallel",
+    "chunked": "export.mode == 'chunked' and not as_snapshot",
+    "keyset": "export.chunk_by_key is not None and not as_snapshot",
+    "chunk_size": "export.chunk_size",
+    "dense": "bool(export.chunk_dense)",
+    "by_days": "export.chunk_by_days is not None",
+    "low": "parse_i64(observed.min) if chunked and observed else None",
+    "high": "parse_i64(observed.max) if chunked and observed else None",
+    # rows per id of the observed range (needs i64 bounds and a row count)
+    "density": "(rows / max(high - low, 1) if low is not None and high is not None "
+               "and rows is not None else None)",
+    # rows one chunk query reads, clamped to 1..rows: the chunk size for a dense or keyset
+    # chunking, else the density's share of it (Rust's round: half away from zero)
+    "per_chunk": "(min(max(chunk_size if dense or keyset "
+                 "else _round_half_away(density * chunk_size), 1), rows) "
+                 "if chunked and not by_days and rows and rows > 0 and avg_row_bytes "
+                 "and avg_row_bytes > 0 and (dense or keyset or density is not None) "
+                 "else None)",
+    "chunk_bytes": "per_chunk * avg_row_bytes if per_chunk is not None else None",
+}
+
+WARNING_RULES: tuple[PreflightWarning, ...] = (
+    PreflightWarning(
+        "connection limit", "`parallel` > 1 and max_connections unknown",
+        WARN_CONNECTIONS_UNKNOWN, when="parallel > 1 and max_connections is None"),
+    PreflightWarning(
+        "connection limit", "`parallel` > 1 and `parallel` ≥ max_connections M (limit = "
+                            "max(M − 3, 1))", WARN_CONNECTIONS,
+        when="parallel > 1 and max_connections is not None and parallel >= max_connections",
+        values="parallel=parallel, max_connections=max_connections, "
+               "limit=max(max_connections - 3, 0, 1)"),
+    PreflightWarning(
+        "sparse key range", "mode chunked, no `chunk_by_key`, not `chunk_dense`, no "
+                            "`chunk_by_days`; rows known and > 0; min and max parse as plain "
+                            "i64; span = max(max − min, 1), density = rows / span < 0.1 and "
+                            "ceil(span / chunk_size) > 10; empty = trunc(clamp(1 − density, 0, "
+                            "1) × 100)", WARN_SPARSE,
+        when="(chunked and not keyset and not dense and not by_days and rows "
+             "and density is not None and rows > 0 and density < 0.1 "
+             "and -(-max(high - low, 1) // chunk_size) > 10)",
+        values="empty=int(min(max(1 - density, 0.0), 1.0) * 100), min=observed.min, "
+               "max=observed.max, rows=rows"),
+    PreflightWarning(
+        "heavy chunk", "mode chunked, no `chunk_by_days`, rows > 0, avg_row_bytes > 0; rows "
+                       "per chunk = chunk_size when dense or keyset, else round(density × "
+                       "chunk_size) (half away from zero; needs i64 min/max), clamped to "
+                       "1..rows; fires when rows per chunk × width > 268,435,456",
+        WARN_HEAVY_CHUNK, when="chunk_bytes is not None and chunk_bytes > HEAVY_CHUNK_BYTES",
+        values="chunk_size=chunk_size, mb=chunk_bytes // 1_048_576, rows_per_chunk=per_chunk, "
+               "width=avg_row_bytes, "
+               "suggested=max(chunk_size * HEAVY_CHUNK_BYTES // chunk_bytes, 1)"),
+    PreflightWarning(
+        "dense surrogate", "mode chunked and (`chunk_dense: true` or the inline `query`, "
+                           "upper-cased, contains `ROW_NUMBER`)", WARN_DENSE_SURROGATE,
+        when="chunked and (dense or 'ROW_NUMBER' in (export.query or '').upper())"),
+    PreflightWarning(
+        "parallel memory", "`parallel` > 1 and rows (unknown = 0) > 5,000,000; millions = "
+                           "rows div 1,000,000", WARN_PARALLEL_MEMORY,
+        when="parallel > 1 and (rows or 0) > 5_000_000",
+        values="parallel=parallel, millions=(rows or 0) // 1_000_000"),
+    PreflightWarning(
+        "missing checkpoint", "(mode chunked or `chunk_by_key`), no `chunk_checkpoint`, no "
+                              "`keyset_incremental`, and not (rows known and < 100,000)",
+        WARN_NO_CHECKPOINT,
+        when="((chunked or keyset) and not export.chunk_checkpoint "
+             "and not export.keyset_incremental and not (rows is not None and rows < 100_000))"),
+)
+
+
+def _warnings_function() -> Callable[..., list[str]]:
+    """`preflight_warnings`' body, written from the table: the inputs, then each warning's
+    condition in order, its text formatted with its values."""
+    body = [f"{name} = {source}" for name, source in _WARNING_INPUTS.items()]
+    body.append("out = []")
+    names: dict[str, Any] = {"parse_i64": parse_i64, "_round_half_away": _round_half_away,
+                             "HEAVY_CHUNK_BYTES": HEAVY_CHUNK_BYTES}
+    for n, rule in enumerate(WARNING_RULES):
+        names[f"_text{n}"] = rule.message
+        text = f"_text{n}.format({rule.values})" if rule.values else f"_text{n}"
+        body += [f"if {rule.when}:", f"    out.append({text})"]
+    body.append("return out")
+    return compiled_function(
+        "warnings", "export, rows, avg_row_bytes, max_connections, observed, as_snapshot",
+        body, names)
+
+
 def preflight_warnings(
     export: ExportConfig, *, rows: int | None, avg_row_bytes: int | None,
     max_connections: int | None, observed: Range | None, as_snapshot: bool = False,
 ) -> list[str]:
-    """The six preflight warnings of §5.5, in rivet's order. `as_snapshot`: a chunked export
-    downgraded to a snapshot (the small-table escape) is checked as the single pass it runs as —
-    rivet 0.32.2 drops its sparse-range, chunk and checkpoint warnings."""
-    out: list[str] = []
-    parallel = export.parallel
-    chunked = export.mode == "chunked" and not as_snapshot
-    keyset = export.chunk_by_key is not None and not as_snapshot
-    if parallel > 1:
-        if max_connections is None:
-            out.append(WARN_CONNECTIONS_UNKNOWN)
-        elif parallel >= max_connections:
-            out.append(WARN_CONNECTIONS.format(parallel=parallel, max_connections=max_connections,
-                                               limit=max(max_connections - 3, 0, 1)))
-    if chunked:  # the sparse range, heavy chunk and dense surrogate warnings
-        out.extend(_chunk_warnings(export, rows=rows, avg_row_bytes=avg_row_bytes,
-                                   observed=observed, keyset=keyset))
-    if parallel > 1 and (rows or 0) > 5_000_000:
-        out.append(WARN_PARALLEL_MEMORY.format(parallel=parallel,
-                                               millions=(rows or 0) // 1_000_000))
-    if ((chunked or keyset) and not export.chunk_checkpoint and not export.keyset_incremental
-            and not (rows is not None and rows < 100_000)):
-        out.append(WARN_NO_CHECKPOINT)
-    return out
-
-
-def _chunk_warnings(export: ExportConfig, *, rows: int | None, avg_row_bytes: int | None,
-                    observed: Range | None, keyset: bool) -> list[str]:
-    """The warnings of a chunked export: sparse key range, heavy chunk, dense surrogate."""
-    out: list[str] = []
-    chunk_size = export.chunk_size
-    dense = bool(export.chunk_dense)
-    by_days = export.chunk_by_days is not None
-    low = parse_i64(observed.min) if observed else None
-    high = parse_i64(observed.max) if observed else None
-    density: float | None = None
-    if low is not None and high is not None and rows is not None:
-        density = rows / max(high - low, 1)
-    if (not keyset and not dense and not by_days and rows
-            and observed is not None and density is not None and low is not None
-            and high is not None):
-        span = max(high - low, 1)
-        if rows > 0 and density < 0.1 and -(-span // chunk_size) > 10:
-            empty = int(min(max(1 - density, 0.0), 1.0) * 100)
-            out.append(WARN_SPARSE.format(empty=empty, min=observed.min, max=observed.max,
-                                          rows=rows))
-    if not by_days and rows and rows > 0 and avg_row_bytes and avg_row_bytes > 0:
-        per_chunk: int | None = None
-        if dense or keyset:
-            per_chunk = chunk_size
-        elif density is not None:
-            per_chunk = _round_half_away(density * chunk_size)
-        if per_chunk is not None:
-            per_chunk = min(max(per_chunk, 1), rows)
-            size = per_chunk * avg_row_bytes
-            if size > HEAVY_CHUNK_BYTES:
-                out.append(WARN_HEAVY_CHUNK.format(
-                    chunk_size=chunk_size, mb=size // 1_048_576, rows_per_chunk=per_chunk,
-                    width=avg_row_bytes,
-                    suggested=max(chunk_size * HEAVY_CHUNK_BYTES // size, 1)))
-    if dense or "ROW_NUMBER" in (export.query or "").upper():
-        out.append(WARN_DENSE_SURROGATE)
-    return out
+    """The preflight warnings of §5.5 (`WARNING_RULES`), in rivet's order. `as_snapshot`: a
+    chunked export downgraded to a snapshot (the small-table escape) is checked as the single
+    pass it runs as — rivet 0.32.2 drops its sparse-range, chunk and checkpoint warnings."""
+    return _WARNINGS(export, rows, avg_row_bytes, max_connections, observed, as_snapshot)
 
 
 def _round_half_away(value: float) -> int:
@@ -440,3 +464,6 @@ def is_sparse_warning(warning: str) -> bool:
     """§5.9: any entry whose lower-cased text contains both `sparse` and `range`."""
     lowered = warning.lower()
     return "sparse" in lowered and "range" in lowered
+
+
+_WARNINGS = _warnings_function()

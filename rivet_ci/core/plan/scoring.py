@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
+from rivet_ci.core.common.compiled import compiled_function
 from rivet_ci.core.common.fast_model import maker
 from rivet_ci.core.facts.history import HistorySummary
 from rivet_ci.core.plan import reasons as kinds
@@ -69,8 +70,8 @@ _INPUT_NAMES = ", ".join(ScoreInputs._fields)
 
 def _expression(source: str) -> Callable[[ScoreInputs], Any]:
     """A function of the inputs computing `source`, an expression over their field names."""
-    code = f"lambda _i: (lambda {_INPUT_NAMES}: ({source}))(*_i)"
-    return cast(Callable[[ScoreInputs], Any], eval(code, {"__builtins__": {"round": round}}))
+    return compiled_function("expression", "_i", [f"{_INPUT_NAMES} = _i", f"return {source}"],
+                             {})
 
 
 class ScoreRule:
@@ -259,16 +260,14 @@ ScoreFunction = Callable[[Signals, HistorySummary | None],
 
 
 def _input_lines() -> list[str]:
-    return [f"    {name} = {source}" for name, source in _INPUTS.items()]
+    return [f"{name} = {source}" for name, source in _INPUTS.items()]
 
 
 def _inputs_function() -> Callable[[Signals, HistorySummary | None], ScoreInputs]:
-    lines = ["def inputs(signals, history):", *_input_lines(),
-             f"    return _new(ScoreInputs, ({_INPUT_NAMES},))"]
-    namespace: dict[str, Any] = {"_risk_class": _risk_class, "_new": tuple.__new__,
-                                 "ScoreInputs": ScoreInputs, "__builtins__": {}}
-    exec("\n".join(lines), namespace)  # this module's own text (see ScoreRule)
-    return cast(Callable[[Signals, HistorySummary | None], ScoreInputs], namespace["inputs"])
+    return compiled_function(
+        "inputs", "signals, history",
+        [*_input_lines(), f"return _new(ScoreInputs, ({_INPUT_NAMES},))"],
+        {"_risk_class": _risk_class, "_new": tuple.__new__, "ScoreInputs": ScoreInputs})
 
 
 def _score_function(table: tuple[ScoreRule, ...]) -> ScoreFunction:
@@ -277,27 +276,24 @@ def _score_function(table: tuple[ScoreRule, ...]) -> ScoreFunction:
     (or to the history total), its reason appended. The same as computing `ScoreInputs` and
     calling each row's `applies`, at a fifth of the cost: a call per row per export was ~1,500
     instructions (22 rows)."""
-    lines = ["def score(signals, history):", *_input_lines(),
-             "    score = 0", "    history_total = 0", "    reasons = []"]
+    lines = [*_input_lines(), "score = 0", "history_total = 0", "reasons = []"]
     rows: dict[str, object] = {"_risk_class": _risk_class}
     for n, rule in enumerate(table):
         if rule.when is None:
             continue  # applied by the campaign
         rows[f"_rule{n}"] = rule
         total = "history_total" if rule.history else "score"
-        lines += [f"    if {rule.when}:", f"        {total} += {rule.delta}"]
+        lines += [f"if {rule.when}:", f"    {total} += {rule.delta}"]
         if rule._parts is not None:  # one value: its own reason maker
             rows[f"_one{n}"] = rule.one_value()
-            lines.append(f"        reasons.append(_one{n}({rule.values}))")
+            lines.append(f"    reasons.append(_one{n}({rule.values}))")
         elif rule.values is not None:
-            lines.append(f"        reasons.append(_rule{n}.reason(({rule.values},)))")
+            lines.append(f"    reasons.append(_rule{n}.reason(({rule.values},)))")
         elif rule.reason() is not None:
             rows[f"_reason{n}"] = rule.reason()
-            lines.append(f"        reasons.append(_reason{n})")
-    lines.append("    return score, history_total, reasons, risk")
-    namespace: dict[str, Any] = {"__builtins__": {"round": round}, **rows}
-    exec("\n".join(lines), namespace)  # our own table's text (see ScoreRule)
-    return cast(ScoreFunction, namespace["score"])
+            lines.append(f"    reasons.append(_reason{n})")
+    lines.append("return score, history_total, reasons, risk")
+    return compiled_function("score", "signals, history", lines, rows)
 
 
 def reason_values(kind: str, signals: Signals,

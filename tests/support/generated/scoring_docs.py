@@ -49,8 +49,8 @@ def reason_kind_table() -> str:
 
 def warning_table() -> str:
     lines = ["| # | warning | when | text |", "|---|---|---|---|"]
-    for i, (name, condition, text) in enumerate(d.WARNING_RULES, start=1):
-        lines.append(f"| {i} | {name} | {condition} | {_cell(text)} |")
+    for i, rule in enumerate(d.WARNING_RULES, start=1):
+        lines.append(f"| {i} | {rule.name} | {rule.condition} | {_cell(rule.message)} |")
     return "\n".join(lines)
 
 
