@@ -99,7 +99,7 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     """The comment stage alone: view model and the three renderings the action makes."""
     from rivet_ci.adapters.files import load_facts_file
     from rivet_ci.adapters.git import GitRepo
-    from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
+    from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
     from rivet_ci.core.gate.policy import evaluate_gate, parse_policy
     from rivet_ci.core.plan.planner import FactsOrigin
     from rivet_ci.review.comment import CommentOptions, render_comments

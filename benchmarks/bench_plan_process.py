@@ -129,6 +129,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
     import os
 
     from rivet_ci.adapters.files import PathResolver, load_config_file
+    from rivet_ci.adapters.runners import public_names
     from rivet_ci.cli.runtime import drop_model_attribute_hook
     from rivet_ci.commands.context import Context
     from rivet_ci.commands.plan import _spooled, config_paths, load_facts_arg
@@ -148,7 +149,7 @@ def phases(root: Path, facts_path: Path, runs: int) -> dict[str, float]:
     out: dict[str, float] = {"imports": min(float(subprocess.run(
         [sys.executable, "-c", importing], check=True, capture_output=True, text=True).stdout)
         for _ in range(runs))}
-    redact = redactor_for({})
+    redact = redactor_for({}, public=public_names({}))
     with open(os.devnull, "w", encoding="utf-8") as devnull:
         ctx = Context(stdout=io.StringIO(), stderr=io.StringIO(), environ={}, cwd=root,
                       redact=redact)

@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_DIR = Path(os.environ.get("RIVET_CI_NODE_DIR", "/var/tmp/rivet-ci-node"))

@@ -23,8 +23,8 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.comment.picture import MAX_GROUPS_PER_WAVE, label_text
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 
 MERMAID = re.compile(r"```mermaid\n(.*?)\n```", re.DOTALL)
 

@@ -29,8 +29,8 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.comment.view import detail_changes
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.gate.diff import material_change
 from rivet_ci.core.plan.campaign import isolation_reason
 from rivet_ci.core.plan.recommendation import ExportRecommendation, Reason

@@ -36,8 +36,9 @@ from support.pr import (
     parse_outputs,
 )
 
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.comment.marker import parse_marker
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
 from rivet_ci.core.gate.diff import Finding
 from rivet_ci.github_action.annotations import annotation
 

@@ -38,8 +38,8 @@ from support.pr import (
     write_facts,
 )
 
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.comment.marker import parse_marker
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 
 
 def diff(repo: Repo, *args: str) -> Result:

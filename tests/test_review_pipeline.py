@@ -15,8 +15,8 @@ import pytest
 from support.pr import Repo, chunked, config, export, heavy_facts, small_facts
 
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.comment.marker import parse_marker
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.core.facts.models import FactsFile
 from rivet_ci.core.gate.diff import Finding
 from rivet_ci.core.gate.policy import parse_policy

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from rivet_ci import RIVET_VERSION, __version__
+from rivet_ci.adapters.runners import public_names, runners
 from rivet_ci.cli.runtime import drop_model_attribute_hook, leave_heap_to_exit, tune_gc
 from rivet_ci.commands.context import Context
 from rivet_ci.errors import UsageError
@@ -31,13 +32,14 @@ from rivet_ci.output.workflow_commands import CommandGuard
 # Each command is a module with `register(subparsers)` and `run(args, ctx) -> int`. They are
 # imported by name and only when needed: a command pulls in what it uses (SQLAlchemy and the
 # drivers for live preflight, Jinja for the comment) and `rivet-ci --version` imports none.
+# Each forge's entry point (`rivet-ci action` on GitHub) is its runner's (`adapters/runners.py`).
 COMMANDS: dict[str, str] = {
     "plan": "rivet_ci.commands.plan",
     "check": "rivet_ci.commands.check",
     "facts": "rivet_ci.commands.facts",
     "diff": "rivet_ci.commands.diff",
     "show": "rivet_ci.commands.show",
-    "action": "rivet_ci.github_action.command",
+    **{runner.entry.name: runner.entry.module for runner in runners()},
     "post": "rivet_ci.commands.post",
     "schema": "rivet_ci.commands.schema",
 }
@@ -66,8 +68,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
              "rivet-ci diff --base main --head HEAD --fail-on new-isolation --output plan.json"),
     "show": ("rivet-ci show plan.json",
              "rivet plan --format json > rivet.json && rivet-ci show rivet.json --format json"),
-    "action": ("INPUT_FACTS=facts.yaml GITHUB_EVENT_PATH=event.json ... rivet-ci action",
-               "docker run --rm -v \"$PWD:/github/workspace\" -e GITHUB_EVENT_PATH ... rivet-ci"),
+    **{runner.entry.name: runner.entry.examples for runner in runners()},
     "post": ("rivet-ci post --comment-file rivet-ci-comment-default.md --pr 42",
              "rivet-ci post --comment-file comment.md --run-id 4242 --id warehouse"),
     "schema": ("rivet-ci schema > plan.schema.json",
@@ -125,7 +126,7 @@ def run(argv: Sequence[str], ctx: Context, *,
     process entry point's runtime settings).
     """
     redact = ctx.redact
-    redact.add(*environment_secrets(ctx.environ))
+    redact.add(*environment_secrets(ctx.environ, public=public_names(ctx.environ)))
     active = in_github_actions(ctx.environ)
     out, err = (guarded(stream, redact, active=active) for stream in (ctx.stdout, ctx.stderr))
     safe = dataclasses.replace(ctx, stdout=out, stderr=err)
@@ -222,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         environ = dict(os.environ)
         # The process-wide streams too: whatever bypasses the command's context (a traceback
         # at exit, a warning, a library printing) still leaves through the redactor.
-        redact = redactor_for(environ)
+        redact = redactor_for(environ, public=public_names(environ))
         active = in_github_actions(environ)
         sys.stdout = guarded(sys.stdout, redact, active=active)
         sys.stderr = guarded(sys.stderr, redact, active=active)

@@ -7,19 +7,27 @@ config the pull request changes, and masked. `FactsGathering`: live facts and ru
 for the configs in the review, each file that steers them (`url_file` sources,
 `.rivet_state.db`) read through `review.trust.TrustedFiles`, never from the pull request's
 head. What an entry point reports while gathering (a history note) goes to its `warn`.
+`trusted_facts`: the facts file (or a directory of rivet plan artifacts) from the trusted side;
+`fetched_facts`: the facts a forge's trusted artifact store gave (GitHub's `facts-artifact`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from rivet_ci.adapters.files import load_facts_file
 from rivet_ci.adapters.preflight.collect import TrustedReads, collect_facts
 from rivet_ci.commands.live import with_state_history
+from rivet_ci.commands.plan import raise_facts_error
+from rivet_ci.core.common.json_input import JsonInputError, load_json
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.config.loader import LoadedConfig
+from rivet_ci.core.facts.loader import load_facts_text
 from rivet_ci.core.facts.models import FactsFile
+from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
 from rivet_ci.core.gate.diff import Finding
 from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import MIN_SECRET_LENGTH, Redactor
@@ -29,6 +37,8 @@ from rivet_ci.review.trust import TrustedFiles, check_outside_review, trusted_st
 # (title, text) of a warning the entry point shows its way (GitHub: a `::warning` command).
 Warn = Callable[[str, str], None]
 Enrich = Callable[[FactsFile | None, Sequence[LoadedConfig]], FactsFile]
+# The facts a run plans with, the problems found reading them, and where they came from.
+LoadedFacts = tuple[FactsFile | None, list[Problem], FactsOrigin]
 
 
 @dataclass(frozen=True)
@@ -118,3 +128,68 @@ class FactsGathering:
         if self.live:
             return lambda _f, configs: self.collect(configs, configs)
         return self.history if self.inputs.state_url else None
+
+
+def trusted_facts(path: Path, shown: str, trusted: TrustedFiles, workspace: Path,
+                  ) -> LoadedFacts:
+    """The facts file at `path` (`shown` in messages) from the trusted side: the base
+    revision's, or the workflow's own untracked file; or a directory of rivet plan artifacts
+    there. A facts file only the pull request has is not used (`trusted` records the finding);
+    one that cannot be read or parsed is a setup error, never a config error of the base."""
+    data = trusted.read_file(path, "facts")
+    if data is None and (artifacts := _trusted_artifact_dir(path, shown, trusted,
+                                                            workspace)) is not None:
+        return artifacts
+    if data is None:
+        if any(f.kind == "facts-changed-in-pr" for f in trusted.findings):
+            return None, [], FactsOrigin(kind="none")  # only the PR has it: not used
+        raise_facts_error([Problem(file=shown, message="cannot read facts file: no such file "
+                                                       "(not on the base revision either)")])
+    try:
+        facts, problems = load_facts_text(shown, data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        facts, problems = None, [Problem(file=shown, message=f"cannot read facts file: {exc}")]
+    if facts is None:
+        raise_facts_error(problems)
+    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+
+
+def _trusted_artifact_dir(path: Path, shown: str, trusted: TrustedFiles, workspace: Path,
+                          ) -> LoadedFacts | None:
+    """`path` as a directory of rivet plan artifacts (`*.json` directly in it), read from the
+    trusted side like a facts file: the base revision's, or the workflow's own untracked
+    directory. None when `path` is no such directory."""
+    files = trusted.read_dir(path, "facts")
+    problems: list[Problem] = []
+    if files is None:
+        if not path.is_dir():
+            return None
+        facts, problems = load_facts_file(path, root=workspace)
+    else:
+        documents: list[tuple[str, object]] = []
+        for name, blob in sorted(files.items()):
+            if "/" in name or not name.endswith(".json"):
+                continue
+            try:
+                documents.append((f"{shown}/{name}", load_json(blob)))
+            except JsonInputError as exc:
+                problems.append(Problem(file=f"{shown}/{name}", line=exc.line,
+                                        message=f"cannot read rivet plan artifact: "
+                                                f"{exc.message}"))
+        if not documents and not problems:
+            return None
+        found, more = facts_from_artifacts(documents)
+        facts, problems = (found if found.exports else None), [*problems, *more]
+    if facts is None:
+        raise_facts_error(problems)
+    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+
+
+def fetched_facts(shown: str, text: str, created_at: datetime | None) -> LoadedFacts:
+    """The facts file a forge's trusted artifact store gave (`shown` in messages; captured when
+    the artifact was made, unless the file says). None usable is a setup error."""
+    facts, problems = load_facts_text(shown, text)
+    if facts is None:
+        raise_facts_error(problems)
+    return facts, problems, FactsOrigin(kind="file", path=shown,
+                                        captured_at=facts.captured_at or created_at)

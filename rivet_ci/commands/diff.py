@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.adapters.github.forge import GitHubForge, linker_from_environ
 from rivet_ci.adapters.plan_cache import open_cache
+from rivet_ci.adapters.runners import comment_limit, links_from_environ
 from rivet_ci.commands.context import Context
 from rivet_ci.commands.options import add_param_argument, parse_params, warn_unused_params
 from rivet_ci.commands.plan import facts_errors, load_facts_arg
@@ -116,9 +116,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             policy.model_copy(update={"waiver_in_pr": args.waiver_in_pr}),
             clock=ctx.now, timestamp=ctx.timestamp, redact=ctx.redact,
             comment=CommentOptions(
-                # (the comment as GitHub would take it: its limit, its links)
-                gate_id=args.gate_id, comment_limit=GitHubForge.comment_limit,
-                links=lambda sha: linker_from_environ(ctx.environ, sha),
+                # (the comment as the forge would take it: its limit, its links)
+                gate_id=args.gate_id, comment_limit=comment_limit(ctx.environ),
+                links=lambda sha: links_from_environ(ctx.environ, sha),
                 template_dir=args.template_dir, hint=local_hint(args.output),
             ) if args.format == "markdown" else None,
             on_document=write_document)

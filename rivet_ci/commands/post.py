@@ -24,9 +24,9 @@ from rivet_ci.adapters.github.event import read_event as read_event_file
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.adapters.github.models import WorkflowRun
 from rivet_ci.adapters.github.pulls import AmbiguousPullError, find_pull_for_run
+from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
 from rivet_ci.commands.context import Context
 from rivet_ci.core.comment.marker import Marker, parse_marker
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 from rivet_ci.review.sticky import Behaviour, CommentAction, upsert_comment

@@ -92,7 +92,7 @@ def _markdown(plan: Plan, data: Any, name: str, ctx: Context) -> str:
     warnings, the findings) and `diff.gate` read back into the models they were written from."""
     from pydantic import ValidationError
 
-    from rivet_ci.adapters.github.forge import GitHubForge, linker_from_environ
+    from rivet_ci.adapters.runners import comment_limit, links_from_environ
     from rivet_ci.core.comment.view import facts_description
     from rivet_ci.core.gate.diff import (
         BrokenAt,
@@ -141,4 +141,4 @@ def _markdown(plan: Plan, data: Any, name: str, ctx: Context) -> str:
         diff, gate, plan, base_sha=str(pull.get("base_sha", "")), head_sha=head_sha,
         timestamp=str(data.get("generated_at", ctx.timestamp())),
         facts_text=facts_description(plan.facts, ctx.now()),
-        comment_limit=GitHubForge.comment_limit, links=linker_from_environ(ctx.environ, head_sha))
+        comment_limit=comment_limit(ctx.environ), links=links_from_environ(ctx.environ, head_sha))

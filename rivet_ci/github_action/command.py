@@ -22,22 +22,26 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from rivet_ci.adapters.files import load_facts_file
 from rivet_ci.adapters.git import GitRepo
 from rivet_ci.adapters.github.client import GitHubClient, GitHubError
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
-from rivet_ci.adapters.github.forge import GitHubForge, blob_linker
+from rivet_ci.adapters.github.forge import GitHubForge
+from rivet_ci.adapters.github.runner import blob_linker
 from rivet_ci.adapters.plan_cache import PlanCache, open_cache
-from rivet_ci.commands.ci_inputs import ConfigInputs, FactsGathering, config_inputs
+from rivet_ci.commands.ci_inputs import (
+    ConfigInputs,
+    FactsGathering,
+    LoadedFacts,
+    config_inputs,
+    fetched_facts,
+    trusted_facts,
+)
 from rivet_ci.commands.context import Context
-from rivet_ci.commands.plan import facts_errors, raise_facts_error
+from rivet_ci.commands.plan import facts_errors
 from rivet_ci.core.comment.view import checked_text
-from rivet_ci.core.common.json_input import JsonInputError, load_json
 from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.common.text import plural
-from rivet_ci.core.facts.loader import load_facts_text
 from rivet_ci.core.facts.models import FactsFile
-from rivet_ci.core.facts.rivet_artifacts import facts_from_artifacts
 from rivet_ci.core.formats.document import COMPACT, INDENTED, Layout, dump_json
 from rivet_ci.core.formats.rivet_artifact import rivet_document
 from rivet_ci.core.gate.diff import Finding
@@ -112,71 +116,19 @@ def is_record(event: dict[str, Any], settings: ActionSettings) -> bool:
 
 def load_facts(settings: ActionSettings, trusted: TrustedFiles,
                event: Mapping[str, Any] | None = None, ctx: Context | None = None,
-               ) -> tuple[FactsFile | None, list[Problem], FactsOrigin]:
-    """The facts file from the trusted side (the base revision, or the workflow's own file),
-    or the trusted facts artifact of the default branch (`facts-artifact`).
-
-    A facts file only the pull request has is not used (`trusted` records the finding).
-    """
+               ) -> LoadedFacts:
+    """The facts file from the trusted side (`ci_inputs.trusted_facts`), or the trusted facts
+    artifact of the default branch (`facts-artifact`)."""
     if settings.facts_artifact is not None:
         return load_artifact_facts(settings, event or {}, ctx)
     path = settings.facts_path
     if path is None:
         return None, [], FactsOrigin(kind="none")
-    shown = settings.for_output(path)
-    data = trusted.read_file(path, "facts")
-    if data is None and (artifacts := load_artifact_dir_facts(settings, trusted, path,
-                                                              shown)) is not None:
-        return artifacts
-    if data is None:
-        if any(f.kind == "facts-changed-in-pr" for f in trusted.findings):
-            return None, [], FactsOrigin(kind="none")  # only the PR has it: not used
-        raise_facts_error([Problem(file=shown, message="cannot read facts file: no such file "
-                                                       "(not on the base revision either)")])
-    try:
-        facts, problems = load_facts_text(shown, data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        facts, problems = None, [Problem(file=shown, message=f"cannot read facts file: {exc}")]
-    if facts is None:  # cannot be read or parsed: a setup error, never a config error of base
-        raise_facts_error(problems)
-    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
-
-
-def load_artifact_dir_facts(settings: ActionSettings, trusted: TrustedFiles, path: Path,
-                            shown: str) -> tuple[FactsFile | None, list[Problem],
-                                                 FactsOrigin] | None:
-    """`facts` naming a directory of rivet plan artifacts (`*.json` directly in it), read from
-    the trusted side like a facts file: the base revision's, or the workflow's own untracked
-    directory. None when `path` is no such directory."""
-    files = trusted.read_dir(path, "facts")
-    problems: list[Problem] = []
-    if files is None:
-        if not path.is_dir():
-            return None
-        facts, problems = load_facts_file(path, root=settings.workspace)
-    else:
-        documents: list[tuple[str, object]] = []
-        for name, blob in sorted(files.items()):
-            if "/" in name or not name.endswith(".json"):
-                continue
-            try:
-                documents.append((f"{shown}/{name}", load_json(blob)))
-            except JsonInputError as exc:
-                problems.append(Problem(file=f"{shown}/{name}", line=exc.line,
-                                        message=f"cannot read rivet plan artifact: "
-                                                f"{exc.message}"))
-        if not documents and not problems:
-            return None
-        found, more = facts_from_artifacts(documents)
-        facts, problems = (found if found.exports else None), [*problems, *more]
-    if facts is None:
-        raise_facts_error(problems)
-    return facts, problems, FactsOrigin(kind="file", path=shown, captured_at=facts.captured_at)
+    return trusted_facts(path, settings.for_output(path), trusted, settings.workspace)
 
 
 def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
-                        ctx: Context | None) -> tuple[FactsFile | None, list[Problem],
-                                                      FactsOrigin]:
+                        ctx: Context | None) -> LoadedFacts:
     """The facts of the newest trusted artifact (`rivet_ci.adapters.github.artifacts`): only a
     schedule, manual or push run of the default branch of this repository can have made it, so
     nothing a pull request uploads or commits is used. None usable is a setup error."""
@@ -202,11 +154,7 @@ def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
         for reason in artifact.skipped[:10]:
             ctx.stdout.write(workflow_command(
                 f"::notice title=rivet-ci facts::not used: {escape_data(reason)}") + "\n")
-    facts, problems = load_facts_text(artifact.shown, artifact.text)
-    if facts is None:
-        raise_facts_error(problems)
-    captured = facts.captured_at or artifact.created_at
-    return facts, problems, FactsOrigin(kind="file", path=artifact.shown, captured_at=captured)
+    return fetched_facts(artifact.shown, artifact.text, artifact.created_at)
 
 
 def confine_inputs(settings: ActionSettings, rule: PathRule) -> ActionSettings:

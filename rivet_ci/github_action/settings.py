@@ -25,10 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
+from rivet_ci.adapters.github.runner import RUNNER
 from rivet_ci.core.common.patterns import COMMIT_SHA, GATE_ID, REPOSITORY
 from rivet_ci.core.gate.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
-from rivet_ci.output.redaction import is_secret_name
+from rivet_ci.output.redaction import SHELL_NAMES, is_secret_name
 from rivet_ci.review.pull_request import DEFAULT_CONFIG_GLOBS
 
 __all__ = [
@@ -86,6 +87,8 @@ _GITHUB_VARIABLES: dict[str, str] = {
 }
 # Never echo these back in an error message.
 _SECRET_FIELDS = frozenset({"github_token", "state_url", "add_mask"})
+# What GitHub's runner sets that looks secret by name but is not (`env-allow` may name it).
+_PUBLIC_NAMES = SHELL_NAMES | RUNNER.public_names
 
 
 def input_variable(name: str) -> str:
@@ -194,7 +197,7 @@ class ActionSettings(BaseModel):
     @field_validator("env_allow")
     @classmethod
     def _check_env_allow(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        secret = [name for name in value if is_secret_name(name)]
+        secret = [name for name in value if is_secret_name(name, _PUBLIC_NAMES)]
         if secret:
             raise PydanticCustomError(
                 "secret_name", "{names}: names that look secret are never substituted into "

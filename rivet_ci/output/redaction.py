@@ -34,8 +34,6 @@ from urllib.parse import quote, quote_plus, unquote
 
 import ahocorasick_rs
 
-from rivet_ci.output.forge_names import public_names
-
 MASK = "***"
 MIN_SECRET_LENGTH = 6  # shorter environment values ("true", "1") would mask ordinary words
 
@@ -52,9 +50,11 @@ _SECRET_NAME = re.compile(
     r"|^INPUT_.*TOKEN|(?:^|_)URL$|^INPUT_STATE-URL$",
     re.IGNORECASE,
 )
-# Variables a forge's runner sets that match the pattern but are public: per forge
-# (`rivet_ci.output.forge_names`), the list of the forge the run is on.
-DEFAULT_PUBLIC_NAMES = public_names({})
+# Variables that match the pattern but are public on any machine: the shell's working
+# directories (`PWD` is not a password). A forge's runner sets more (`GITHUB_SERVER_URL`):
+# each forge declares its own, and the caller passes those of the forge the run is on
+# (`rivet_ci.adapters.runners.public_names`).
+SHELL_NAMES = frozenset({"PWD", "OLDPWD"})
 # The `add-mask` input: values to mask, one per line (or comma-separated).
 ADD_MASK_INPUT = "INPUT_ADD-MASK"
 
@@ -74,16 +74,15 @@ _ENTITY_CHARS = "&<>\"'@`|[]!*_\\"
 _T = TypeVar("_T")
 
 
-def is_secret_name(name: str, public: frozenset[str] = DEFAULT_PUBLIC_NAMES) -> bool:
+def is_secret_name(name: str, public: frozenset[str] = SHELL_NAMES) -> bool:
     """Whether an environment variable of this name is treated as holding a secret (`public`:
-    the forge's public names, `forge_names.public_names`)."""
+    the names known to be public where it is set; by default only the shell's)."""
     return name not in public and _SECRET_NAME.search(name) is not None
 
 
-def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """Values of the secret-looking variables (the public names of the forge `environ` runs
-    on left out), and of the `add-mask` input."""
-    public = public_names(environ)
+def environment_secrets(environ: Mapping[str, str], *, public: frozenset[str]) -> list[str]:
+    """Values of the secret-looking variables (those named in `public` left out: the public
+    names of the forge `environ` runs on), and of the `add-mask` input."""
     out = [value for name, value in environ.items()
            if is_secret_name(name, public) and len(value) >= MIN_SECRET_LENGTH]
     out += [v.strip() for v in re.split(r"[\n,]", environ.get(ADD_MASK_INPUT, "")) if v.strip()]
@@ -277,7 +276,8 @@ def _url_password_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def redactor_for(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> Redactor:
-    redact = Redactor(environment_secrets(environ))
+def redactor_for(environ: Mapping[str, str], extra: Iterable[str | None] = (), *,
+                 public: frozenset[str]) -> Redactor:
+    redact = Redactor(environment_secrets(environ, public=public))
     redact.add(*extra)
     return redact

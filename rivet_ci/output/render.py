@@ -27,7 +27,7 @@ from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment.picture import CampaignPicture
 from rivet_ci.core.comment.view import ChangedRow, CommentView, WhyPart
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.text import people_numbers, plural
 from rivet_ci.errors import UsageError
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
@@ -515,7 +515,7 @@ def fit_rows(fixed: int, lengths: Sequence[int], limit: int) -> int:
 
 
 def render_within_limit(
-    view: CommentView, env: jinja2.Environment, limit: int = GITHUB_COMMENT_LIMIT, *,
+    view: CommentView, env: jinja2.Environment, limit: int, *,
     max_rows: int | None = None, cache: RowCache | None = None,
     lengths: Sequence[int] | None = None, details: bool = True,
 ) -> tuple[str, CommentView]:

@@ -1,47 +1,23 @@
 """GitHub as a forge (`rivet_ci.adapters.forge.Forge`): one pull request's conversation.
 
 A pull request's conversation comments are GitHub's issue comments; a body may hold 65,536
-characters; a line of a config links to `<server>/<owner>/<repo>/blob/<sha>/<path>#L<line>`
-(GHES-aware through the server URL). Comments posted with Actions' `GITHUB_TOKEN` are by
-`github-actions[bot]`, which that token cannot learn from `GET /user`.
+characters, and a line of a config links to `<server>/<owner>/<repo>/blob/<sha>/<path>#L<line>`
+(GHES-aware through the server URL; both defined in `runner.py`). Comments posted with
+Actions' `GITHUB_TOKEN` are by `github-actions[bot]`, which that token cannot learn from
+`GET /user`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from urllib.parse import quote
-
 from rivet_ci.adapters.forge import ForgeComment
 from rivet_ci.adapters.github.client import GitHubClient
 from rivet_ci.adapters.github.models import Comment
+from rivet_ci.adapters.github.runner import DEFAULT_SERVER_URL, RUNNER, blob_linker
 from rivet_ci.core.comment.view import LinkFor
-from rivet_ci.core.common.limits import GITHUB_COMMENT_LIMIT
 
 # Comments posted with Actions' GITHUB_TOKEN are authored by this bot; the token itself
 # cannot read GET /user, so this is the author to look for when the login is unknown.
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
-DEFAULT_SERVER_URL = "https://github.com"
-
-
-def blob_linker(server_url: str, repository: str, sha: str) -> LinkFor:
-    """Links to a config line at `sha`: `<server>/<owner>/<repo>/blob/<sha>/<path>#L<line>`."""
-    base = f"{server_url.rstrip('/')}/{quote(repository, safe='/')}/blob/{sha}/"
-
-    def link_for(path: str, line: int | None) -> str | None:
-        # Every character of a path that could end or change the link is percent-encoded.
-        target = base + quote(path, safe="/")
-        return f"{target}#L{line}" if line else target
-
-    return link_for
-
-
-def linker_from_environ(environ: Mapping[str, str], sha: str) -> LinkFor | None:
-    """Links for `rivet-ci diff` when run where GITHUB_REPOSITORY is set; else none."""
-    repository = environ.get("GITHUB_REPOSITORY", "").strip()
-    if not repository or repository.count("/") != 1:
-        return None
-    server = environ.get("GITHUB_SERVER_URL", "").strip() or DEFAULT_SERVER_URL
-    return blob_linker(server, repository, sha)
 
 
 def _comment(comment: Comment) -> ForgeComment:
@@ -57,7 +33,7 @@ class GitHubForge:
     It is asked of GitHub only when the policy needs it, once.
     """
 
-    comment_limit = GITHUB_COMMENT_LIMIT
+    comment_limit = RUNNER.comment_limit
 
     def __init__(self, client: GitHubClient, repo: str, number: int, *,
                  author: str | None = None, server_url: str = DEFAULT_SERVER_URL) -> None:

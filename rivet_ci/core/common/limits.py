@@ -1,6 +1,7 @@
 """Every numeric limit rivet-ci enforces, and the one coercion of untrusted numbers to them.
 
-One definition each: the modules that enforce a limit import it from here.
+One definition each: the modules that enforce a limit import it from here. A forge's own limits
+are the forge's (its comment size: `ForgeRunner.comment_limit`, `rivet_ci.adapters.runners`).
 """
 
 from __future__ import annotations
@@ -8,8 +9,6 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-# GitHub rejects an issue comment longer than this many characters.
-GITHUB_COMMENT_LIMIT = 65_536
 # GitHub allows 1 MiB per step summary.
 STEP_SUMMARY_LIMIT = 1_000_000
 
