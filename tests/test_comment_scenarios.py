@@ -152,14 +152,14 @@ def test_a_broken_file_never_shows_removed_or_resolved(
     result = diff(repo, "--facts", str(three_facts(tmp_path)), "--output", str(out),
                   *(a for t in fail_on for a in ("--fail-on", t)))
     body = visible(result.stdout)
-    for false_signal in ("removed", "resolved", "✅ fixed", "🔓", "no longer isolated"):
+    for false_signal in ("removed", "resolved", "✅ fixed", "🔓", "no longer runs alone"):
         assert false_signal not in body, false_signal
     (headline,) = [line for line in body.splitlines() if line.startswith("**❌ gate failed")
                    or line.startswith("**✅ gate passed")]
     assert "not planned (config error)" in headline
     assert "unknown while `rivet/a.yaml` is broken" in body
     if "chunk_colum" in new:  # `items` is still planned, beside the export that is not
-        assert "| isolation unknown while `rivet/a.yaml` is broken |" in body
+        assert "| ❔ still runs alone? unknown while `rivet/a.yaml` is broken |" in body
         assert "moved: items" not in body  # the picture does not call it moved either
     html = html_of(result.stdout)
     assert "removed" not in html and "resolved" not in html

@@ -159,7 +159,7 @@ def test_a_new_heavy_export_is_costed_from_the_catalog_and_a_missing_table_block
     body = comment["body"]
     (tmp_path / "comment-catalog.md").write_text(body)  # rendered for review by hand
     assert "`events_replay`" in body
-    assert "🔒 must now run alone on source group `shop`" in body
+    assert re.search(r"\[`events_replay`\]\([^)]*\): 🔒 runs alone on `shop`", body), body
     assert re.search(r"`shop` in `rivet/shop\.yaml`: heavy exports 2 → 3", body), body
     assert "costed from the catalog of " in body.replace("\\", "")
     assert "unknown cost" not in body

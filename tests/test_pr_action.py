@@ -63,7 +63,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert marker is not None and marker.head_sha == head1 and marker.gate_id == "default"
     assert comment["login"] == BOT
     assert re.search(r"\[`order_items`\]\(https://github\.com/acme/warehouse/blob/"
-                     rf"{head1}/rivet/replica_a\.yaml#L33\): 🔒 must now run alone",
+                     rf"{head1}/rivet/replica_a\.yaml#L33\): 🔒 runs alone on `replica_a`",
                      comment["body"])
     assert (ws.path / "rivet-ci-comment-default.md").read_text(encoding="utf-8") == (
         comment["body"])
@@ -88,7 +88,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert "gate failed (fail-on: config-error, no-configs, new-isolation)" in first.stdout
     summary = (ws.runner_temp / "summary.md").read_text(encoding="utf-8")
     assert "<details><summary>Reasons per export (1)</summary>" in summary
-    assert "must now run alone" in summary
+    assert "): 🔒 runs alone on `replica_a`" in summary
 
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     assert plan["format"] == "rivet-ci-plan/1"
@@ -124,7 +124,7 @@ def test_first_run_creates_the_comment_then_pushes_edit_it_and_reruns_change_not
     assert marker is not None and marker.head_sha == head2
     assert marker.timestamp == "2026-11-29T12:05:00Z"
     assert "✅ gate passed" in edited["body"]
-    assert "must now run alone" not in edited["body"]
+    assert "): 🔒 runs alone on" not in edited["body"]  # no longer blocking
     assert len(gh.requests_for("PATCH")) == 1 and len(gh.requests_for("POST")) == 1
     assert workflow_annotations(second.stdout) == []
     outputs = parse_outputs(outputs_file.read_text(encoding="utf-8"))

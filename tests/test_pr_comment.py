@@ -69,7 +69,7 @@ def test_a_second_heavy_chunked_export_on_replica_a_fails_new_isolation(
             "source) — do not run them concurrently: `events`, `order_items`") in body
     # rivet 0.32.2 isolates the heavy member of a group of three already (`events`, on the
     # base): the PR adds one isolation, the new heavy export.
-    assert "- ❌ `order_items`: 🔒 must now run alone on source group `replica_a`" in body
+    assert "- ❌ `order_items`: 🔒 runs alone on `replica_a`" in body
     assert re.search(r"\| ❌ `order_items` \|.*🔒 runs alone on `replica_a`", body)
     assert "- ❌ `events`" not in body
     assert "❌ gate failed (1 blocking finding)" in body
@@ -109,7 +109,8 @@ def test_golden_comment_of_a_realistic_pr() -> None:
     assert marker is not None and marker.timestamp == "2026-11-29T12:00:00Z"
     # Commits have fixed dates and authors (test_pr_support), so the head sha is stable too.
     assert body.startswith(marker.render())
-    for expected in ("(−54)", "`order_items`: 🔒 must now run alone", "2 heavy exports (was: 3",
+    for expected in ("(−54)", "`order_items`: 🔒 runs alone on `replica_a`",
+                     "2 heavy exports (was: 3",
                      "❌ config error in `rivet/replica_b.yaml:41`: `exports[3].cursor_column`",
                      "❌ gate failed (3 blocking findings)", "captured 6 h ago"):
         assert expected in body
@@ -249,7 +250,7 @@ def test_untrusted_config_text_is_escaped(tmp_path: Path) -> None:
 
     body = result.stdout
     assert result.code in (0, 1), result.stderr
-    assert "must now run alone" in body and "Campaign warnings" in body  # the group is shown...
+    assert f": 🔒 runs alone on `{group}`" in body and "Campaign warnings" in body  # shown...
     # Rendered by GitHub's engine: no element from the config, and outside code spans (where
     # GitHub would link a mention) the mention is broken by a zero-width space.
     html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)

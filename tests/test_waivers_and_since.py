@@ -252,7 +252,7 @@ def test_since_your_last_push_across_pushes_and_a_force_push(gh: FakeGitHub,
     assert "- ✅ resolved: new-isolation\\: order\\_items" in body
     assert "- ❌ new: score-drop\\: orders" in body
     assert "- `orders`: score 76 → 22, wave 1 → 4" in body
-    assert "- `events`: score 25, 🔓 isolation cleared" in body
+    assert "- `events`: score 25, 🔓 no longer runs alone on `replica_a`" in body
     assert body.index("Since your last push") < body.index("| export |")
 
     # A re-run of the same head shows the same comparison (and edits nothing).

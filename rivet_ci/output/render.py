@@ -26,7 +26,13 @@ from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
 from rivet_ci.core.comment.picture import CampaignPicture
-from rivet_ci.core.comment.view import ChangedRow, CommentView, WhyPart
+from rivet_ci.core.comment.view import (
+    ISOLATION_WORDS,
+    ChangedRow,
+    CommentView,
+    WhyPart,
+    isolation_words,
+)
 from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.text import people_numbers, plural
 from rivet_ci.errors import UsageError
@@ -204,7 +210,8 @@ _WHY_MD: dict[tuple[int, bool], tuple[Sequence[WhyPart], Md]] = {}
 
 
 def why(parts: Sequence[WhyPart], *, cell: bool = True) -> Md:
-    """A row's why: `+weak_cursor −strong_cursor`, `chunk windows 48 → 192`, 🔒 isolation."""
+    """A row's why: `+weak_cursor −strong_cursor`, `chunk windows 48 → 192`, `🔒 runs alone
+    on replica_a`."""
     key = (id(parts), cell)
     hit = _WHY_MD.get(key)
     if hit is None or hit[0] is not parts:
@@ -239,18 +246,26 @@ def _why(parts: Sequence[WhyPart], *, cell: bool) -> Md:
             out.append(link(span(f"+{part.text}"), part.url))
         elif part.kind == "removed":
             out.append(link(span(f"−{part.text}"), part.url))
-        elif part.kind == "isolation":
-            out.append(Md(f"🔒 runs alone on {span(part.text)}"))
-        elif part.kind == "unknown":  # isolation, beside exports its file keeps unplanned
-            out.append(Md(f"isolation unknown while {span(part.text)} is broken"))
-        elif part.kind == "cleared":
-            out.append(Md(f"🔓 no longer isolated on {span(part.text)}"))
+        elif part.kind in ISOLATION_WORDS:  # `unknown`: beside exports its file keeps unplanned
+            out.append(isolation(part.kind, part.text, cell=cell))
         elif part.kind == "detail":
             out.append(Md(f"{md_text(part.text)} {md_text(part.before)} → "
                           f"{md_text(part.after)}"))
         else:
             out.append(Md(md_text(part.text)))
     return Md(" ".join(out) if out else "—")
+
+
+def isolation(kind: object, name: object = None, *, cell: bool = False) -> Md:
+    """The comment's one wording of an isolation change, `kind` of `ISOLATION_WORDS`
+    (core/comment/view.py): 🔒 runs alone on `replica_a`, the group's (or file's) name a code
+    span; without a name, "its source group" (the legend). In a template:
+    `{{ "isolation" | isolation(group) }}`."""
+    if not isinstance(kind, str) or kind not in ISOLATION_WORDS:
+        raise jinja2.TemplateRuntimeError(
+            f"isolation: {kind!r} is none of {', '.join(ISOLATION_WORDS)}")
+    return Md(isolation_words(kind, None if name is None else str(name),
+                              name_as=cell_code if cell else code, text_as=md_text))
 
 
 def plural_filter(count: int, singular: str, plural_form: str | None = None) -> Md:
@@ -326,6 +341,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "score_change": score_change, "why": why, "plural": plural_filter, "names": names,
     "signed": signed, "table_row": _table_row_filter, "details_entry": _details_filter,
     "inline_code": inline_code, "code_block": code_block, "mermaid": mermaid,
+    "isolation": isolation,
 }
 
 

@@ -23,7 +23,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -109,6 +109,16 @@ class MovedExport(BaseModel):
     wave_after: int | None = None
     isolated_before: bool = False
     isolated_after: bool = False
+    # The group it now runs alone on, or no longer does (`_isolation_group`); None when that
+    # did not change, or in a digest written before rivet-ci named it ("its source group").
+    source_group: str | None = None
+
+    @property
+    def isolation_change(self) -> Literal["isolation", "cleared"] | None:
+        """`isolation`: it runs alone on its group since that push; `cleared`: no longer."""
+        if self.isolated_after == self.isolated_before:
+            return None
+        return "isolation" if self.isolated_after else "cleared"
 
 
 class SinceLastPush(BaseModel):
@@ -174,6 +184,16 @@ def read_digest(body: str) -> Digest | None:
         return None
 
 
+def _isolation_group(base: ExportRecommendation | None, head: ExportRecommendation | None,
+                     before: bool, after: bool) -> str | None:
+    """The group an export now runs alone on (at head), or no longer does: the one the base
+    ran it alone on, as the row's why says, else its group at head (None: no change)."""
+    if before == after:
+        return None
+    on = head if after or (head is not None and not (base and base.isolate_on_source)) else base
+    return on.source_group if on is not None else None
+
+
 def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff,
                     unchanged: Sequence[ConfigPlan] = ()) -> SinceLastPush | None:
     """Compare the previous head's digest with this run; None when there is nothing to say.
@@ -210,13 +230,14 @@ def since_last_push(previous: Digest | None, head_sha: str, diff: PlanDiff,
             before = _result(base)
         after = _result(head)
         if before != after:
+            isolated_before, isolated_after = bool(before and before[3]), bool(after and after[3])
             moved.append(MovedExport(
                 export_name=name, score_before=before[0] if before else None,
                 score_after=after[0] if after else None,
                 wave_before=before[2] if before else None,
                 wave_after=after[2] if after else None,
-                isolated_before=bool(before and before[3]),
-                isolated_after=bool(after and after[3])))
+                isolated_before=isolated_before, isolated_after=isolated_after,
+                source_group=_isolation_group(base, head, isolated_before, isolated_after)))
     moved.sort(key=lambda m: -abs((m.score_after or 0) - (m.score_before or 0)))
     return SinceLastPush(previous_sha=previous.head_sha, new_findings=tuple(new[:MAX_LISTED]),
                          resolved_findings=tuple(resolved[:MAX_LISTED]),

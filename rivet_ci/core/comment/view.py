@@ -62,6 +62,32 @@ PROBLEM_KINDS = ("config-error", "plan-refused")
 WhyKind = Literal["config", "added", "removed", "detail", "isolation", "cleared", "text",
                   "broken", "unknown"]
 
+# -- the words about isolation (`isolate_on_source`) ----------------------------------------------
+#
+# Defined once: how the comment says that an export now runs alone on its source group, no longer
+# does, or cannot be told while its file is broken. The row's why, the blocking finding, "since
+# your last push" and the legend all say it in these words (`output/render.py`'s `isolation`
+# filter fills `{}` with the group's or the file's name as a code span).
+ISOLATION_WORDS: dict[str, str] = {
+    "isolation": "🔒 runs alone on {}",
+    "cleared": "🔓 no longer runs alone on {}",
+    "unknown": "❔ still runs alone? unknown while {} is broken",
+}
+ITS_GROUP = "its source group"  # in place of a group's name: the legend, an unnamed group
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def isolation_words(kind: str, name: str | None, *, name_as: Callable[[str], str] = _same,
+                    text_as: Callable[[str], str] = _same) -> str:
+    """`🔒 runs alone on replica_a`: the words of `kind` around `name` (`ITS_GROUP` for None);
+    `name_as` writes the name (a code span), `text_as` the words (escaped text)."""
+    before, _, after = ISOLATION_WORDS[kind].partition("{}")
+    shown = text_as(ITS_GROUP) if name is None else name_as(name)
+    return f"{text_as(before)}{shown}{text_as(after)}"
+
 
 class WhyPart(BaseModel):
     """One piece of a row's *why*: what changed in the config (`config`, shown first), a reason
@@ -547,8 +573,8 @@ def _warning_line(w: WarningChange) -> WarningLine:
 
 
 def _finding_text(f: Finding, warnings: Mapping[tuple[str, str], WarningChange]) -> str:
-    if f.kind == "new-isolation":
-        return "🔒 must now run alone on source group"  # the template names the group
+    if f.kind == "new-isolation":  # the template writes the group as code (`isolation`)
+        return isolation_words("isolation", f.source_group)
     if f.kind == "new-warning" and f.source_group is not None:
         w = warnings.get((f.file or REPO_SCOPE, f.source_group))
         if w is not None and w.kind_head is not None:
