@@ -268,6 +268,9 @@ def test_since_your_last_push_across_pushes_and_a_force_push(gh: FakeGitHub,
     (comment,) = gh.comments(REPO, PR)
     assert f"**Since your last push** (`{second[:7]}`): 3 new findings, 2 resolved" in (
         comment["body"])
+    # Each export now running alone says so on its group, in the row's words.
+    assert "- `events`: score 25, 🔒 runs alone on `replica_a`" in comment["body"]
+    assert "- `order_items`: score 25, wave 4, 🔒 runs alone on `replica_a`" in comment["body"]
 
 
 def test_a_foreign_comment_gives_no_since_section(gh: FakeGitHub, tmp_path: Path) -> None:
