@@ -168,3 +168,18 @@ def test_a_template_asking_for_words_that_do_not_exist_is_a_template_error() -> 
     env = template_environment(files={"comment.md.j2": b'{{ "isolated" | isolation("g") }}'})
     with pytest.raises(UsageError, match="'isolated' is none of isolation, cleared, unknown"):
         render_comment(view(), env)
+
+
+def test_a_digest_from_before_the_group_was_recorded_says_its_source_group() -> None:
+    """A re-run shows the since section its first comment stored; one written before
+    `MovedExport.source_group` existed has no group to name."""
+    old = view().since
+    assert old is not None
+    stored = old.model_dump(mode="json")
+    for moved in stored["moved"]:
+        del moved["source_group"]
+    since = SinceLastPush.model_validate(stored)
+    body = lines(render_comment(view().model_copy(update={"since": since}),
+                                template_environment()))
+    assert f"- `events`: score 40 → 25, 🔒 runs alone on {ITS_GROUP}" in body
+    assert f"- `items`: score 25 → 40, 🔓 no longer runs alone on {ITS_GROUP}" in body
