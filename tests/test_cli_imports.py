@@ -16,9 +16,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "psycopg", "pymysql", "jinja2", "pydantic")
 # Modules a plan needs none of: pull-request reviews (the diff, waivers, the gate) and the reader
-# of plan documents (`plan_format`: the format's 45 TypedDicts, ~10 ms to create).
+# of plan documents (`plan_format`: the format's 45 TypedDicts, ~10 ms to create, and the 9 of
+# rivet's resolved strategy and tuning it takes from `strategy_json`).
 NOT_FOR_PLAN = ("rivet_ci.core.gate.diff", "rivet_ci.core.gate.waivers",
-                "rivet_ci.core.gate.policy", "rivet_ci.core.formats.plan_format")
+                "rivet_ci.core.gate.policy", "rivet_ci.core.formats.plan_format",
+                "rivet_ci.core.plan.strategy_json")
 
 PROBE = """
 import contextlib, io, json, sys

@@ -18,7 +18,7 @@ from rivet_ci.core.common.patterns import (
     did_you_mean,
     mask_url_userinfo,
 )
-from rivet_ci.core.formats.rivet_artifact import resolved_plan_max_file_size
+from rivet_ci.core.plan.strategy import resolved_max_file_size
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rivet_ci"
 COMMON = (PACKAGE / "core" / "common" / "limits.py", PACKAGE / "core" / "common" / "patterns.py")
@@ -91,4 +91,4 @@ def test_placeholder_and_masking_and_suggestions() -> None:
     ("256MB", 256 * 1024**2), ("1e3", 1000), ("INF", 2**64 - 1), ("1.9B", 1), ("10TB", None),
     (None, None), (1048576, 1048576)])
 def test_the_artifacts_max_file_size_is_rivets_parser(text: object, expected: int | None) -> None:
-    assert resolved_plan_max_file_size(text) == expected
+    assert resolved_max_file_size(text) == expected

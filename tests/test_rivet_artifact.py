@@ -17,13 +17,10 @@ import pytest
 from rivet_ci.cli import run
 from rivet_ci.commands.context import Context
 from rivet_ci.core.formats.document import PlanReadError, read_plan
-from rivet_ci.core.formats.rivet_artifact import (
-    integrity,
-    plan_fingerprint,
-    strategy_rationale,
-)
+from rivet_ci.core.formats.rivet_artifact import integrity, plan_fingerprint
 from rivet_ci.core.plan.resolve import generate_chunks
 from rivet_ci.core.plan.signals import Signals
+from rivet_ci.core.plan.strategy import strategy_rationale
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = Path(__file__).parent / "golden" / "rivet" / "spec_worked_example.json"

@@ -38,14 +38,12 @@ from rivet_ci.core.config.models import (
     DestinationType,
     Environment,
     Format,
-    IncrementalCursorMode,
     MongoJson,
     OnBatchMemoryExceeded,
     OnSchemaDrift,
     ReadConcern,
     RowGroupStrategy,
     SourceType,
-    TimeColumnType,
     TlsMode,
     TuningProfile,
     Verify,
@@ -59,6 +57,7 @@ from rivet_ci.core.plan.recommendation import (
 )
 from rivet_ci.core.plan.resolve import ResolvedStrategy
 from rivet_ci.core.plan.signals import CursorQuality
+from rivet_ci.core.plan.strategy_json import ResolvedTuningJSON, RivetStrategyJSON
 
 if TYPE_CHECKING:  # the pull-request keys' models: imported by `_adapter`, see there
     from rivet_ci.core.gate.diff import (
@@ -234,82 +233,8 @@ class HistoryJSON(TypedDict):
     mean_duration_ms: int | None
 
 
-# rivet's `ResolvedRunPlan` (rivet-plan.md §10.3), keys in rivet's order.
-
-
-@with_config(_CLOSED)
-class IncrementalJSON(TypedDict):
-    primary_column: str | None
-    fallback_column: str | None
-    mode: IncrementalCursorMode
-
-
-@with_config(_CLOSED)
-class TimeWindowJSON(TypedDict):
-    column: str | None
-    column_type: TimeColumnType
-    days_window: int | None
-
-
-@with_config(_CLOSED)
-class ChunkedJSON(TypedDict):
-    column: str | None
-    chunk_size: int | None
-    chunk_count: int | None
-    parallel: int
-    dense: bool
-    by_days: int | None
-    checkpoint: bool
-    max_attempts: int
-
-
-@with_config(_CLOSED)
-class KeysetJSON(TypedDict):
-    key_column: str | None
-    chunk_size: int | None
-    checkpoint: bool
-    incremental: bool
-    parallel: int
-
-
-@with_config(_CLOSED)
-class IncrementalTag(TypedDict):
-    Incremental: IncrementalJSON
-
-
-@with_config(_CLOSED)
-class TimeWindowTag(TypedDict):
-    TimeWindow: TimeWindowJSON
-
-
-@with_config(_CLOSED)
-class ChunkedTag(TypedDict):
-    Chunked: ChunkedJSON
-
-
-@with_config(_CLOSED)
-class KeysetTag(TypedDict):
-    Keyset: KeysetJSON
-
-
-def _strategy_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "Snapshot"
-    if isinstance(value, dict) and len(value) == 1:
-        return str(next(iter(value)))
-    return None
-
-
-# serde's external tagging: the string "Snapshot", or a one-key object naming the strategy.
-RivetStrategyJSON: TypeAlias = Annotated[
-    Annotated[Literal["Snapshot"], Tag("Snapshot")]
-    | Annotated[IncrementalTag, Tag("Incremental")]
-    | Annotated[ChunkedTag, Tag("Chunked")]
-    | Annotated[KeysetTag, Tag("Keyset")]
-    | Annotated[TimeWindowTag, Tag("TimeWindow")],
-    Discriminator(_strategy_tag, custom_error_type="strategy",
-                  custom_error_message="expected \"Snapshot\" or an object with one key: "
-                                       "Incremental, Chunked, Keyset or TimeWindow")]
+# rivet's `ResolvedRunPlan` (rivet-plan.md §10.3), keys in rivet's order; its `strategy` and
+# `tuning` are the plan layer's (`rivet_ci.core.plan.strategy_json`).
 
 
 @with_config(_CLOSED)
@@ -344,24 +269,6 @@ class QualityJSON(TypedDict):
     null_ratio_max: dict[str, float]
     unique_columns: list[str]
     unique_max_entries: int | None
-
-
-@with_config(_CLOSED)
-class ResolvedTuningJSON(TypedDict):
-    batch_size: int
-    batch_size_memory_mb: int | None
-    throttle_ms: int
-    statement_timeout_s: int
-    max_retries: int
-    retry_backoff_ms: int
-    lock_timeout_s: int
-    memory_threshold_mb: int
-    max_batch_memory_mb: int | None
-    on_batch_memory_exceeded: OnBatchMemoryExceeded
-    adaptive: bool
-    min_parallel: int | None
-    max_value_mb: int
-    configured_profile: TuningProfile
 
 
 @with_config(_CLOSED)
