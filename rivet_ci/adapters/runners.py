@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
+import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rivet_ci.output.redaction import SHELL_NAMES
@@ -33,36 +31,47 @@ if TYPE_CHECKING:
 EnvironLinks = Callable[[Mapping[str, str], str], "LinkFor | None"]
 
 
-@dataclass(frozen=True)
 class EntryCommand:
     """The `rivet-ci` subcommand a forge's runner runs: `module` has `register(subparsers)` and
-    `run(args, ctx)` and is imported only when that command runs."""
+    `run(args, ctx)` and is imported only when that command runs; `examples` end its `--help`.
+    (Plain slotted classes here: every process builds them, and a dataclass costs ~3M
+    instructions to create.)"""
 
-    name: str
-    module: str
-    examples: tuple[str, str]  # the two examples that end its `--help`
+    __slots__ = ("examples", "module", "name")
+
+    def __init__(self, name: str, module: str, examples: tuple[str, str]) -> None:
+        self.name, self.module, self.examples = name, module, examples
 
 
-@dataclass(frozen=True)
 class ForgeRunner:
-    forge: str  # the forge's name ("GitHub")
-    marker: str  # set to "true" by the forge's runner (`GITHUB_ACTIONS`)
-    public_names: frozenset[str]  # look secret by name, are not (`GITHUB_SERVER_URL`)
-    comment_limit: int  # the most characters one comment may hold on the forge
-    links_from_environ: EnvironLinks
-    entry: EntryCommand
+    """A forge's CI runner: `forge` its name ("GitHub"); `marker` the variable its runner sets
+    to "true" (`GITHUB_ACTIONS`); `public_names` the variables it sets that look secret by name
+    but are not (`GITHUB_SERVER_URL`); `comment_limit` the most characters one comment may hold
+    on the forge; `links_from_environ`; `entry` its entry command."""
+
+    __slots__ = ("comment_limit", "entry", "forge", "links_from_environ", "marker",
+                 "public_names")
+
+    def __init__(self, *, forge: str, marker: str, public_names: frozenset[str],
+                 comment_limit: int, links_from_environ: EnvironLinks,
+                 entry: EntryCommand) -> None:
+        self.forge, self.marker, self.public_names = forge, marker, public_names
+        self.comment_limit, self.links_from_environ = comment_limit, links_from_environ
+        self.entry = entry
 
 
 def discover(package: str, paths: Iterable[str]) -> tuple[ForgeRunner, ...]:
-    """The `RUNNER` of every subpackage of `package` (found on `paths`) that has a
-    `runner.py`, by forge name. Other subpackages are not imported."""
+    """The `RUNNER` of every subpackage of `package` (its directories on `paths`) that has a
+    `runner.py`, by forge name. Nothing else of `package` is imported."""
     found = []
-    for info in pkgutil.iter_modules(list(paths)):
-        if info.ispkg and (Path(str(getattr(info.module_finder, "path", ""))) / info.name
-                           / "runner.py").is_file():
-            runner = importlib.import_module(f"{package}.{info.name}.runner").RUNNER
+    for path in paths:
+        with os.scandir(path) as entries:
+            names = sorted(e.name for e in entries
+                           if e.is_dir() and os.path.isfile(os.path.join(e.path, "runner.py")))
+        for name in names:
+            runner = importlib.import_module(f"{package}.{name}.runner").RUNNER
             if not isinstance(runner, ForgeRunner):
-                raise TypeError(f"{package}.{info.name}.runner.RUNNER is not a ForgeRunner")
+                raise TypeError(f"{package}.{name}.runner.RUNNER is not a ForgeRunner")
             found.append(runner)
     return tuple(sorted(found, key=lambda r: r.forge))
 
