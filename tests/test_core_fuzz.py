@@ -118,7 +118,7 @@ exports:
   - {format: csv, destination: {type: stdout},
      name: c, table: t, mode: chunked, chunk_column: k, chunk_by_days: 2}
   - {format: csv, destination: {type: stdout},
-     name: d, table: t, mode: chunked, chunk_column: k, chunk_dense: true, parallel: 3}
+     name: d, table: t, mode: chunked, chunk_column: k, parallel: 3}
   - {format: csv, destination: {type: stdout},
      name: e, table: t, mode: incremental, cursor_column: k}
   - {format: csv, destination: {type: stdout},

@@ -132,11 +132,10 @@ def run_export(case: dict[str, Any]) -> tuple[ExportRecommendation, Any, Signals
     findings = export_findings(export, 0, None, top_level_load=False, path_exists=None)
     # rivet refuses a few knob conflicts at config-load (V-E20i, V-E33) and again when
     # planning; a refusal case may use those, every other case must be a config rivet loads —
-    # except `chunk_dense`, which rivet 0.32 refuses at load (V-E32), and a chunked export on a
-    # chunk_column into stdout, which its plan refuses before connecting (V-E34b): those cases
-    # pin the planner's paths of 0.24.5 (dense; the small-table downgrade into stdout), which no
-    # config rivet 0.32 accepts reaches any more.
-    findings = [f for f in findings if f.rule not in ("V-E32", "V-E34b")]
+    # except a chunked export on a chunk_column into stdout, which its plan refuses before
+    # connecting (V-E34b): those cases pin the planner's path of 0.24.5 (the small-table
+    # downgrade into stdout), which no config rivet 0.32 accepts reaches any more.
+    findings = [f for f in findings if f.rule != "V-E34b"]
     assert not findings or "refused" in case["expect"], findings
     facts = FactsFile.model_validate({
         "format": "rivet-ci-facts/1", "captured_at": case.get("captured_at"),
