@@ -301,7 +301,7 @@ class ExportConfig(BaseModel):
     incremental_cursor_mode: IncrementalCursorMode = "single_column"
     settle: SettleConfig | None = None
     chunk_column: str | None = None
-    chunk_dense: bool = False
+    chunk_dense: bool = False  # refused at load (V-E32): rivet 0.32 removed it; never planned
     chunk_size: U64 = DEFAULT_CHUNK_SIZE
     chunk_size_memory_mb: U64 | None = None
     chunk_count: U64 | None = None

@@ -89,7 +89,7 @@ class ExportFacts(BaseModel):
     # The newest `success` row among the 25 newest runs (rivet's measured-rows overlay); when
     # absent it is looked up in `history`.
     last_success: MeasuredRun | None = None
-    # last_hi − first_lo + 1 of rivet's chunk windows (chunk_dense: the exact row count).
+    # last_hi − first_lo + 1 of rivet's chunk windows.
     key_span: int | None = Field(default=None, ge=0, le=I64_MAX)
     table: TableFacts | None = None
     # Set when live preflight failed for this export: the cause, with secrets redacted.

@@ -107,9 +107,9 @@ def probe_needs(export: ExportConfig) -> ProbeNeeds:
 
 
 def range_sliced(export: ExportConfig) -> bool:
-    """A chunked export cut into integer key-range windows (not keyset, dense or by days)."""
+    """A chunked export cut into integer key-range windows (not keyset or by days)."""
     return (export.mode == "chunked" and export.chunk_by_key is None
-            and not export.chunk_dense and export.chunk_by_days is None)
+            and export.chunk_by_days is None)
 
 
 def same_name(dialect: str, a: str, b: str) -> bool:

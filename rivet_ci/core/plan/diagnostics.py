@@ -237,19 +237,18 @@ _WARNING_INPUTS = {
     "chunked": "export.mode == 'chunked' and not as_snapshot",
     "keyset": "export.chunk_by_key is not None and not as_snapshot",
     "chunk_size": "export.chunk_size",
-    "dense": "bool(export.chunk_dense)",
     "by_days": "export.chunk_by_days is not None",
     "low": "parse_i64(observed.min) if chunked and observed else None",
     "high": "parse_i64(observed.max) if chunked and observed else None",
     # rows per id of the observed range (needs i64 bounds and a row count)
     "density": "(rows / max(high - low, 1) if low is not None and high is not None "
                "and rows is not None else None)",
-    # rows one chunk query reads, clamped to 1..rows: the chunk size for a dense or keyset
-    # chunking, else the density's share of it (Rust's round: half away from zero)
-    "per_chunk": "(min(max(chunk_size if dense or keyset "
+    # rows one chunk query reads, clamped to 1..rows: the chunk size for a keyset chunking,
+    # else the density's share of it (Rust's round: half away from zero)
+    "per_chunk": "(min(max(chunk_size if keyset "
                  "else _round_half_away(density * chunk_size), 1), rows) "
                  "if chunked and not by_days and rows and rows > 0 and avg_row_bytes "
-                 "and avg_row_bytes > 0 and (dense or keyset or density is not None) "
+                 "and avg_row_bytes > 0 and (keyset or density is not None) "
                  "else None)",
     "chunk_bytes": "per_chunk * avg_row_bytes if per_chunk is not None else None",
 }
@@ -265,19 +264,18 @@ WARNING_RULES: tuple[PreflightWarning, ...] = (
         values="parallel=parallel, max_connections=max_connections, "
                "limit=max(max_connections - 3, 0, 1)"),
     PreflightWarning(
-        "sparse key range", "mode chunked, no `chunk_by_key`, not `chunk_dense`, no "
-                            "`chunk_by_days`; rows known and > 0; min and max parse as plain "
-                            "i64; span = max(max − min, 1), density = rows / span < 0.1 and "
-                            "ceil(span / chunk_size) > 10; empty = trunc(clamp(1 − density, 0, "
-                            "1) × 100)", WARN_SPARSE,
-        when="(chunked and not keyset and not dense and not by_days and rows "
+        "sparse key range", "mode chunked, no `chunk_by_key`, no `chunk_by_days`; rows "
+                            "known and > 0; min and max parse as plain i64; span = max(max − "
+                            "min, 1), density = rows / span < 0.1 and ceil(span / chunk_size) > "
+                            "10; empty = trunc(clamp(1 − density, 0, 1) × 100)", WARN_SPARSE,
+        when="(chunked and not keyset and not by_days and rows "
              "and density is not None and rows > 0 and density < 0.1 "
              "and -(-max(high - low, 1) // chunk_size) > 10)",
         values="empty=int(min(max(1 - density, 0.0), 1.0) * 100), min=observed.min, "
                "max=observed.max, rows=rows"),
     PreflightWarning(
         "heavy chunk", "mode chunked, no `chunk_by_days`, rows > 0, avg_row_bytes > 0; rows "
-                       "per chunk = chunk_size when dense or keyset, else round(density × "
+                       "per chunk = chunk_size when keyset, else round(density × "
                        "chunk_size) (half away from zero; needs i64 min/max), clamped to "
                        "1..rows; fires when rows per chunk × width > 268,435,456",
         WARN_HEAVY_CHUNK, when="chunk_bytes is not None and chunk_bytes > HEAVY_CHUNK_BYTES",
@@ -285,9 +283,9 @@ WARNING_RULES: tuple[PreflightWarning, ...] = (
                "width=avg_row_bytes, "
                "suggested=max(chunk_size * HEAVY_CHUNK_BYTES // chunk_bytes, 1)"),
     PreflightWarning(
-        "dense surrogate", "mode chunked and (`chunk_dense: true` or the inline `query`, "
-                           "upper-cased, contains `ROW_NUMBER`)", WARN_DENSE_SURROGATE,
-        when="chunked and (dense or 'ROW_NUMBER' in (export.query or '').upper())"),
+        "dense surrogate", "mode chunked and the inline `query`, upper-cased, contains "
+                           "`ROW_NUMBER`", WARN_DENSE_SURROGATE,
+        when="chunked and 'ROW_NUMBER' in (export.query or '').upper()"),
     PreflightWarning(
         "parallel memory", "`parallel` > 1 and rows (unknown = 0) > 5,000,000; millions = "
                            "rows div 1,000,000", WARN_PARALLEL_MEMORY,

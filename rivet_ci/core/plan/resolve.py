@@ -124,23 +124,19 @@ def _resolve_chunked(export: ExportConfig, facts: ExportFacts | None, *,
                      source_type: str | None) -> Resolution:
     name = export.name
     memory_mb = export.chunk_size_memory_mb
-    count, dense, by_days = export.chunk_count, export.chunk_dense, export.chunk_by_days
+    count, by_days = export.chunk_count, export.chunk_by_days
     by_key, chunk_column, table = export.chunk_by_key, export.chunk_column, export.table
-    if count is not None and dense:
-        raise PlanRefusedError(
-            f"export '{name}': chunk_count and chunk_dense are mutually exclusive", "chunk_count")
     if count is not None and by_days is not None:
         raise PlanRefusedError(f"export '{name}': chunk_count and chunk_by_days are mutually "
                           f"exclusive", "chunk_count")
     if by_key is not None:
         for knob, present in (("chunk_column", chunk_column is not None),
-                              ("chunk_dense", bool(dense)),
                               ("chunk_by_days", by_days is not None),
                               ("chunk_count", count is not None)):
             if present:
                 raise PlanRefusedError(f"export '{name}': chunk_by_key and {knob} are mutually "
                                   f"exclusive", knob)
-    range_sliced = not dense and by_days is None
+    range_sliced = by_days is None
     chunk_size = export.chunk_size
     notes: list[str] = []
     if chunk_column is not None and memory_mb is None and not (range_sliced and table is not None):
@@ -350,13 +346,6 @@ def detect_chunks(
         return Detection(windows=windows, span=_span(days[0], days[1], windows),
                          geometry=(days[0], days[1], by_days))
     key_span = facts.key_span
-    if export.chunk_dense:
-        n = key_span if key_span is not None else facts.row_estimate
-        if n is None:
-            return NOTHING_DETECTED
-        windows = window_count(1, n, resolution.chunk_size) if n > 0 else 0
-        return Detection(windows=windows, span=n if windows else None,
-                         geometry=(1, n, resolution.chunk_size) if windows else None)
     _null_probe(name, column, col)
     if key_span is not None and not observed:
         width = _width(export, resolution, key_span - 1)
@@ -529,13 +518,11 @@ def overlay(estimate: int | None, run: MeasuredRun | None, now: datetime | None)
     return Overlay(estimate=rows, measured=True, label=f"measured {day}")
 
 
-def chunked_row_estimate(*, span: int | None, catalog: int | None, measured: bool, exact: bool,
+def chunked_row_estimate(*, span: int | None, catalog: int | None, measured: bool,
                          days: bool) -> int | None:
     """`chunked_row_estimate` (§2.4), first matching rule."""
     if days:
         return catalog
-    if exact and span is not None:
-        return span
     if measured:
         return catalog if catalog is not None else span
     if span is not None and catalog is not None:

@@ -189,7 +189,6 @@ def derive_signals(
     rows = catalog
     if resolved == "chunked":
         rows = chunked_row_estimate(span=detection.span, catalog=catalog, measured=measured,
-                                    exact=bool(export.chunk_dense),
                                     days=export.chunk_by_days is not None)
     return _SIGNALS.make_full({
         "strategy": strategy, "row_estimate": max(rows, 0) if rows is not None else None,

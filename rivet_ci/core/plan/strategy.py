@@ -112,10 +112,12 @@ def run_strategy(f: ExportConfig, s: Signals, tuning: Mapping[str, Any],
         attempts = f.chunk_max_attempts
         if attempts is None:
             attempts = max(int(tuning.get("max_retries") or 0) + 1, 1)
+        # `dense` is rivet 0.24.5's key, kept in the artifact's shape: always false, as no
+        # config rivet 0.32 accepts sets `chunk_dense` (V-E32).
         return {"Chunked": {
             "column": s.chunk_column, "chunk_size": s.chunk_size,
             "chunk_count": f.chunk_count, "parallel": f.parallel,
-            "dense": bool(f.chunk_dense), "by_days": f.chunk_by_days,
+            "dense": False, "by_days": f.chunk_by_days,
             "checkpoint": bool(f.chunk_checkpoint), "max_attempts": attempts}}
     if kind == "keyset":
         if f.mode == "full":  # MongoDB `page_size`: checkpoint = incremental = resume
@@ -151,8 +153,6 @@ def fingerprint_kind(export: ExportConfig, chunk_size: int) -> str:
     """The kind of chunking a chunked plan's `plan_fingerprint` is taken over."""
     if export.chunk_by_days is not None:
         return f"date_{export.chunk_by_days}d"
-    if export.chunk_dense:
-        return "dense_rn"
     if export.chunk_count is not None:
         return f"count_{export.chunk_count}"
     return f"range_{chunk_size}"

@@ -71,7 +71,7 @@ class ChunkedJSON(TypedDict):
     chunk_size: int | None
     chunk_count: int | None
     parallel: int
-    dense: bool
+    dense: bool  # always false when rivet-ci writes it (V-E32); an older document may say true
     by_days: int | None
     checkpoint: bool
     max_attempts: int
