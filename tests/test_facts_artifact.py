@@ -13,7 +13,7 @@ from support.action import REPO, Workspace, add_order_items, run_action
 from support.fake_github import FakeGitHub
 
 from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
-from rivet_ci.adapters.github.client import GitHubClient
+from rivet_ci.adapters.github.client import GitHubClient, github_wire
 
 EXAMPLE_FACTS = Path(__file__).resolve().parents[1] / "examples" / "facts.yaml"
 WORKFLOW = ".github/workflows/example-facts-capture.yml"
@@ -122,7 +122,8 @@ def test_no_trusted_artifact_is_a_setup_error(gh: FakeGitHub, ws: Workspace) -> 
 
 
 def test_the_client_pages_through_artifacts_and_refuses_expired_ones(gh: FakeGitHub) -> None:
-    client = GitHubClient(api_url=gh.url, token="ghs_ActionsJobToken0123456789abcdefABCD")
+    client = GitHubClient(github_wire(api_url=gh.url,
+                                      token="ghs_ActionsJobToken0123456789abcdefABCD"))
     for i in range(120):  # two pages of 100
         run = gh.add_workflow_run(REPO, event="pull_request", head_branch=f"b{i}",
                                   head_sha="d" * 40)
@@ -178,3 +179,26 @@ def test_a_directory_of_rivet_artifacts_is_read_from_the_base_revision(
     plan = json.loads((ws.path / "plan.json").read_text(encoding="utf-8"))
     changed = [f for f in plan["diff"]["findings"] if f["kind"] == "facts-changed-in-pr"]
     assert [(f["file"], f["status"]) for f in changed] == [("artifacts", "new")]
+
+
+def test_a_storage_host_that_never_answers_ends_the_run_at_the_runs_deadline(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    """The archive download is redirected to a storage host; the run's deadline
+    (`github-timeout`) covers it as it covers GitHub: a host that accepts the connection and
+    never answers ends the run with a clear error (without the deadline, only the socket's
+    inactivity timeout would end it; a host dripping bytes, never)."""
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    _trusted(gh, _facts(12_000_000))
+    gh.silence_storage()
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
+                           github_timeout="3")
+
+    assert result.code == 2, result.stdout + result.stderr
+    assert "facts-artifact: GitHub GET /repos/acme/warehouse/actions/artifacts/" in result.stderr
+    assert "cannot download the artifact from localhost" in result.stderr
+    assert "(the run's deadline)" in result.stderr
+    assert "github-timeout (3 s)" in result.stderr
+    assert gh.storage_connections == 1, result.stderr  # reached, held, and cut off once
+    assert not (ws.path / "plan.json").exists()

@@ -25,6 +25,7 @@ from rivet_ci.adapters.github.client import (
     GitHubRateLimited,
     GitHubUnauthorized,
     GitHubUnavailable,
+    github_wire,
 )
 from rivet_ci.adapters.github.forge import ACTIONS_BOT_LOGIN, GitHubForge
 from rivet_ci.adapters.github.models import WorkflowRun
@@ -60,7 +61,7 @@ def sleeps() -> list[float]:
 
 def client_for(gh: FakeGitHub, sleeps: list[float], **kwargs: Any) -> GitHubClient:
     options: dict[str, Any] = {"token": TOKEN, "sleep": sleeps.append, "clock": lambda: NOW}
-    return GitHubClient(api_url=gh.url, **{**options, **kwargs})
+    return GitHubClient(github_wire(api_url=gh.url, **{**options, **kwargs}))
 
 
 @pytest.fixture
@@ -374,9 +375,9 @@ def test_5xx_beyond_the_attempts_is_unavailable(gh: FakeGitHub, sleeps: list[flo
 
 def test_network_errors_are_retried_then_unavailable(sleeps: list[float]) -> None:
     port = free_port()  # a port nobody listens on
-    client = GitHubClient(
+    client = GitHubClient(github_wire(
         api_url=f"http://127.0.0.1:{port}", token=TOKEN, sleep=sleeps.append, max_attempts=3
-    )
+    ))
 
     with pytest.raises(GitHubUnavailable, match="network error"):
         client.get_pull(REPO, PR)
@@ -474,7 +475,8 @@ def test_pagination_links_to_another_host_are_not_followed(
     for i in range(120):
         gh.add_comment(REPO, PR, f"comment {i}", login="reviewer")
     # The fake builds its links on 127.0.0.1; to a client of "localhost" that is elsewhere.
-    client = GitHubClient(api_url=gh.url.replace("127.0.0.1", "localhost"), token=TOKEN)
+    client = GitHubClient(github_wire(api_url=gh.url.replace("127.0.0.1", "localhost"),
+                                      token=TOKEN))
 
     with pytest.raises(GitHubError, match="refusing to send the token to another host"):
         client.list_issue_comments(REPO, PR)

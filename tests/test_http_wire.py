@@ -8,6 +8,7 @@ server that is not GitHub (a GitLab-style `PRIVATE-TOKEN` header, `RateLimit-Res
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -141,3 +142,19 @@ def test_errors_are_the_forges_and_the_token_stays_on_its_host(server: Server) -
     with pytest.raises(OtherError, match="refusing to send the token to another host"):
         wire(server, []).paginate("/projects")
     assert len(server.seen) == 2  # (the 404 above, then one page: never the other host)
+
+
+def test_a_download_is_never_redirected_beyond_http(server: Server) -> None:
+    """A download from another host (an artifact's storage) follows a redirect only to
+    http(s): urllib would follow one to ftp, a connection no deadline covers."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        ftp = f"ftp://127.0.0.1:{listener.getsockname()[1]}/facts.zip"
+        server.script = [(302, {"Location": ftp}, {})]
+        with pytest.raises(OtherUnavailable, match=r"cannot download the archive from "
+                                                   r"127\.0\.0\.1 \(status 302\)"):
+            wire(server, []).fetch_unauthenticated(server.url + "/blob", 1000, path="/blob",
+                                                   what="archive")
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    assert "private-token" not in server.seen[0][2]  # the forge's headers stay on its host

@@ -17,7 +17,7 @@ import pytest
 from support.fake_github import FakeGitHub
 from support.pr import Result, run_cli
 
-from rivet_ci.adapters.github.client import GitHubClient
+from rivet_ci.adapters.github.client import GitHubClient, github_wire
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.core.comment.marker import make_marker, parse_leading_marker
 from rivet_ci.review.sticky import upsert_comment
@@ -162,7 +162,7 @@ def test_comments_quoting_the_marker_are_never_edited_or_deleted(gh: FakeGitHub,
     theirs = gh.add_comment(REPO, 7, NOT_OURS[where], login=BOT)
     # our exact body, but from another account
     copied = gh.add_comment(REPO, 7, MARKER + "\nbody\n", login="someone-else")
-    client = GitHubClient(api_url=gh.url, token=TOKEN, sleep=lambda _: None)
+    client = GitHubClient(github_wire(api_url=gh.url, token=TOKEN, sleep=lambda _: None))
     for behaviour in ("update", "recreate", "update"):
         upsert_comment(GitHubForge(client, REPO, 7), body="body\n", short_body="body\n",
                        gate_id="default", head_sha=SHA, behaviour=behaviour,

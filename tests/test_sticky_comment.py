@@ -17,7 +17,7 @@ from support.fake_github import FakeGitHub
 from support.memory_forge import MemoryForge, MemoryThread
 
 from rivet_ci.adapters.forge import BodyTooLong, Forge, ForgeComment
-from rivet_ci.adapters.github.client import GitHubClient
+from rivet_ci.adapters.github.client import GitHubClient, github_wire
 from rivet_ci.adapters.github.forge import ACTIONS_BOT_LOGIN, GitHubForge
 from rivet_ci.core.comment.marker import make_marker, parse_marker
 from rivet_ci.review.sticky import (
@@ -108,8 +108,8 @@ class Backend:
         if self.gh is not None:
             self.gh.add_token("ghs_fork", login=ACTIONS_BOT_LOGIN, can_read_user=False,
                               can_write=False)
-            client = GitHubClient(api_url=self.gh.url, token="ghs_fork", sleep=lambda _: None,
-                                  clock=lambda: NOW)
+            client = GitHubClient(github_wire(api_url=self.gh.url, token="ghs_fork",
+                                              sleep=lambda _: None, clock=lambda: NOW))
             return GitHubForge(client, REPO, PR)
         assert self.thread is not None
         return MemoryForge(self.thread, login=ACTIONS_BOT_LOGIN, writable=False)
@@ -124,8 +124,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     with FakeGitHub(clock=lambda: NOW) as gh:
         gh.add_token(TOKEN, login="rivet-bot")
         gh.add_pull(REPO, PR, head_sha=SHA1)
-        client = GitHubClient(api_url=gh.url, token=TOKEN, sleep=lambda _: None,
-                              clock=lambda: NOW)
+        client = GitHubClient(github_wire(api_url=gh.url, token=TOKEN, sleep=lambda _: None,
+                                          clock=lambda: NOW))
         yield Backend("github", GitHubForge(client, REPO, PR), gh=gh)
         assert gh.crashes == []
 

@@ -36,7 +36,7 @@ from support.action import (
 from support.fake_github import FakeGitHub
 from support.pr import git
 
-from rivet_ci.adapters.github.client import GitHubClient, GitHubUnavailable
+from rivet_ci.adapters.github.client import GitHubClient, GitHubUnavailable, github_wire
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.core.comment.marker import make_marker
 from rivet_ci.review.sticky import upsert_comment
@@ -346,7 +346,7 @@ def test_a_marker_quoted_below_the_first_line_does_not_make_a_comment_ours(
 def test_a_502_after_a_successful_create_leaves_no_duplicate(gh: FakeGitHub) -> None:
     gh.add_pull(REPO, PR, head_sha="a" * 40)
     gh.inject_after_success(502, method="POST")
-    client = GitHubClient(api_url=gh.url, token=TOKEN, sleep=lambda _: None)
+    client = GitHubClient(github_wire(api_url=gh.url, token=TOKEN, sleep=lambda _: None))
     outcome = upsert_comment(GitHubForge(client, REPO, PR), body="hello", short_body="hello",
                              gate_id="default", head_sha="a" * 40,
                              timestamp="2026-11-29T12:00:00Z")
@@ -378,8 +378,9 @@ def test_a_dripping_server_cannot_hold_the_job() -> None:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        client = GitHubClient(api_url=f"http://127.0.0.1:{server.server_port}", token=TOKEN,
-                              sleep=lambda _: None, request_deadline=1.0, run_deadline=2.5)
+        client = GitHubClient(github_wire(
+            api_url=f"http://127.0.0.1:{server.server_port}", token=TOKEN,
+            sleep=lambda _: None, request_deadline=1.0, run_deadline=2.5))
         started = time.monotonic()
         with pytest.raises(GitHubUnavailable) as caught:
             client.get_pull(REPO, PR)

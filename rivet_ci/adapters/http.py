@@ -10,9 +10,10 @@ forge calls a rate limit waits as long as it says (`WireRules.rate_limit_wait`).
 than ``max_wait`` fails at once with the forge's rate-limit error rather than stalling CI.
 
 Deadlines: besides the socket's inactivity timeout, every request has an overall deadline
-(``request_deadline``: a server dripping a byte at a time is cut off) and the transport one for
-all its calls, waits included (``run_deadline``), so a forge can never hold a job until the
-job's own timeout.
+(``request_deadline``: a server dripping a byte at a time is cut off) and every call, waits
+included, ends by the run's `Deadline`, which every transport of a run shares — so neither the
+forge nor a host it redirects to (an artifact's storage) can hold a job until the job's own
+timeout.
 
 Redirects are followed only within the API's origin (urllib would copy the Authorization
 header to any host), and a pagination link to another origin is refused: the token never
@@ -76,6 +77,18 @@ class WireRules:
     base_error: type[ForgeError] = ForgeError
 
 
+class Deadline:
+    """The end of a run's calls to a forge and the hosts it sends them to, counted from when it
+    is made: one per run, shared by every transport (and so every client) the run builds."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self._end - time.monotonic()
+
+
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
     """Follow redirects only within the API's origin.
 
@@ -134,6 +147,24 @@ class _Watchdog:
             self.fired = False
 
 
+class _WebRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to another http(s) URL: urllib would also follow one to ftp,
+    whose connection no watchdog (and so no deadline) covers."""
+
+    def redirect_request(  # noqa: PLR0917 (urllib's signature)
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            return None
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def _handlers(watchdog: _Watchdog) -> list[urllib.request.BaseHandler]:
     class HTTP(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -168,7 +199,10 @@ class HttpTransport:
         max_wait: float = 60,
         request_deadline: float = 60,
         run_deadline: float = 300,
+        deadline: Deadline | None = None,
     ) -> None:
+        """`deadline`: the run's, shared with its other transports; without one, the
+        transport's own calls end `run_deadline` seconds from now."""
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.api_url = api_url.rstrip("/")
@@ -176,7 +210,7 @@ class HttpTransport:
         self.sleep, self.clock = sleep, clock
         self.max_attempts, self._timeout, self._max_wait = max_attempts, timeout, max_wait
         self._request_deadline = request_deadline
-        self._run_end = time.monotonic() + run_deadline
+        self.deadline = deadline if deadline is not None else Deadline(run_deadline)
         self._watchdog = _Watchdog()
         self._opener = urllib.request.build_opener(_SameOriginRedirects(),
                                                    *_handlers(self._watchdog))
@@ -185,7 +219,7 @@ class HttpTransport:
         return f"{self.api_url}{path}" + (f"?{urlencode(query)}" if query else "")
 
     def remaining(self) -> float:
-        return self._run_end - time.monotonic()
+        return self.deadline.remaining()
 
     def pause(self, wait: float, method: str, path: str) -> None:
         """Sleep before a retry, unless that would overrun the run's deadline."""
@@ -269,6 +303,44 @@ class HttpTransport:
         if data is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
+
+        def read(raw: Any) -> Response:
+            return Response(raw.status, _lower(raw.headers), raw.read())
+
+        return self._within_deadline(self._opener, request, read)
+
+    def fetch_unauthenticated(self, url: str, max_bytes: int, *, path: str,
+                              what: str) -> bytes:
+        """GET `url` (another host, e.g. blob storage) WITHOUT the forge's headers, within the
+        same deadlines as every call (the request's and the run's), following redirects only
+        to http(s): at most `max_bytes` + 1 bytes."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise self.rules.base_error(f"the {what}'s download URL is not http(s)",
+                                        method="GET", path=path)
+        request = urllib.request.Request(url, headers={"User-Agent": f"rivet-ci/{__version__}"})
+        opener = urllib.request.build_opener(_WebRedirects(), *_handlers(self._watchdog))
+
+        def read(raw: Any) -> Response:
+            return Response(raw.status, _lower(raw.headers), raw.read(max_bytes + 1))
+
+        try:
+            response = self._within_deadline(opener, request, read)
+        except (OSError, http.client.HTTPException) as exc:
+            raise self.rules.unavailable(
+                f"cannot download the {what} from {parts.hostname or 'its host'}: {exc}",
+                method="GET", path=path) from None
+        if not 200 <= response.status < 300:
+            raise self.rules.unavailable(
+                f"cannot download the {what} from {parts.hostname or 'its host'} (status "
+                f"{response.status})", method="GET", path=path, status=response.status)
+        return response.body
+
+    def _within_deadline(self, opener: urllib.request.OpenerDirector,
+                         request: urllib.request.Request,
+                         read: Callable[[Any], Response]) -> Response:
+        """Open `request` and `read` its answer (any status) before the request's deadline and
+        the run's: a watchdog cuts the connection off at the earlier one."""
         budget = min(self._request_deadline, self.remaining())
         if budget <= 0:
             raise TimeoutError(f"the deadline for {self.rules.name} calls has passed")
@@ -278,39 +350,22 @@ class HttpTransport:
         timer.start()
         try:
             try:
-                with self._opener.open(request, timeout=min(self._timeout, budget)) as raw:
-                    response = Response(raw.status, _lower(raw.headers), raw.read())
+                with opener.open(request, timeout=min(self._timeout, budget)) as raw:
+                    response = read(raw)
             except urllib.error.HTTPError as exc:
                 try:
-                    response = Response(exc.code, _lower(exc.headers), exc.read())
+                    response = read(exc)
                 finally:
                     exc.close()
         except (OSError, http.client.HTTPException):
             if self._watchdog.fired:
-                raise TimeoutError(f"no complete answer within {budget:.0f} s") from None
+                raise TimeoutError(_late(budget, self._request_deadline)) from None
             raise
         finally:
             timer.cancel()
         if self._watchdog.fired:  # cut off mid-body: what arrived is not the answer
-            raise TimeoutError(f"no complete answer within {budget:.0f} s")
+            raise TimeoutError(_late(budget, self._request_deadline))
         return response
-
-    def fetch_unauthenticated(self, url: str, max_bytes: int, *, path: str,
-                              what: str) -> bytes:
-        """GET `url` (another host, e.g. blob storage) WITHOUT the forge's headers and without
-        following redirects elsewhere: at most `max_bytes` + 1 bytes."""
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise self.rules.base_error(f"the {what}'s download URL is not http(s)",
-                                        method="GET", path=path)
-        request = urllib.request.Request(url, headers={"User-Agent": f"rivet-ci/{__version__}"})
-        opener = urllib.request.build_opener(*_handlers(self._watchdog))
-        try:
-            with opener.open(request, timeout=self._timeout) as raw:
-                data: bytes = raw.read(max_bytes + 1)
-        except (OSError, http.client.HTTPException) as exc:
-            raise self.rules.unavailable(f"cannot download the {what} ({exc})", method="GET",
-                                         path=path) from None
-        return data
 
     def _retry_plan(
         self, method: str, path: str, response: Response, attempt: int
@@ -360,6 +415,11 @@ class HttpTransport:
 
     def unexpected(self, method: str, path: str, message: str) -> NoReturn:
         raise self.rules.base_error(message, method=method, path=path)
+
+
+def _late(budget: float, request_deadline: float) -> str:
+    which = "the request's deadline" if budget >= request_deadline else "the run's deadline"
+    return f"no complete answer within {budget:.0f} s ({which})"
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rivet_ci.adapters.github.client import GitHubClient, GitHubError
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError, github_wire
 from rivet_ci.adapters.github.event import read_event as read_event_file
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.adapters.github.models import WorkflowRun
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                          "the step's env (the workflow needs `pull-requests: write`)")
     api_url = env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
     try:
-        client = GitHubClient(api_url=api_url, token=token)
+        client = GitHubClient(github_wire(api_url=api_url, token=token))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

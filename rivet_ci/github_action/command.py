@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -23,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from rivet_ci.adapters.git import GitRepo
-from rivet_ci.adapters.github.client import GitHubClient, GitHubError
+from rivet_ci.adapters.github.client import GitHubClient, GitHubError, github_wire
 from rivet_ci.adapters.github.event import PullRequestEvent, read_event
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.adapters.github.runner import blob_linker
+from rivet_ci.adapters.http import Deadline
 from rivet_ci.adapters.plan_cache import PlanCache, open_cache
 from rivet_ci.commands.ci_inputs import (
     ConfigInputs,
@@ -114,21 +114,20 @@ def is_record(event: dict[str, Any], settings: ActionSettings) -> bool:
             and PullRequestEvent.of(event, shown=f"{settings.event_path}") is None)
 
 
-def load_facts(settings: ActionSettings, trusted: TrustedFiles,
-               event: Mapping[str, Any] | None = None, ctx: Context | None = None,
-               ) -> LoadedFacts:
+def load_facts(settings: ActionSettings, trusted: TrustedFiles, event: Mapping[str, Any],
+               ctx: Context, budget: GitHubBudget) -> LoadedFacts:
     """The facts file from the trusted side (`ci_inputs.trusted_facts`), or the trusted facts
     artifact of the default branch (`facts-artifact`)."""
     if settings.facts_artifact is not None:
-        return load_artifact_facts(settings, event or {}, ctx)
+        return load_artifact_facts(settings, event, ctx, budget)
     path = settings.facts_path
     if path is None:
         return None, [], FactsOrigin(kind="none")
     return trusted_facts(path, settings.for_output(path), trusted, settings.workspace)
 
 
-def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
-                        ctx: Context | None) -> LoadedFacts:
+def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any], ctx: Context,
+                        budget: GitHubBudget) -> LoadedFacts:
     """The facts of the newest trusted artifact (`rivet_ci.adapters.github.artifacts`): only a
     schedule, manual or push run of the default branch of this repository can have made it, so
     nothing a pull request uploads or commits is used. None usable is a setup error."""
@@ -142,18 +141,17 @@ def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any],
     if not isinstance(default_branch, str) or not default_branch:
         raise UsageError("facts-artifact: the event payload names no "
                          "`repository.default_branch`")
-    client = GitHubClient(api_url=settings.api_url,
-                          token=settings.github_token.get_secret_value())
     try:
-        artifact = fetch_trusted_facts(client, repo=settings.repository, name=name,
-                                       default_branch=default_branch,
+        artifact = fetch_trusted_facts(budget.client(settings), repo=settings.repository,
+                                       name=name, default_branch=default_branch,
                                        workflow=settings.facts_workflow)
     except (FactsArtifactError, GitHubError) as exc:
-        raise UsageError(f"facts-artifact: {exc}") from None
-    if ctx is not None:
-        for reason in artifact.skipped[:10]:
-            ctx.stdout.write(workflow_command(
-                f"::notice title=rivet-ci facts::not used: {escape_data(reason)}") + "\n")
+        late = (f"; the run's GitHub calls end after github-timeout "
+                f"({settings.github_timeout} s)" if budget.deadline.remaining() <= 0 else "")
+        raise UsageError(f"facts-artifact: {exc}{late}") from None
+    for reason in artifact.skipped[:10]:
+        ctx.stdout.write(workflow_command(
+            f"::notice title=rivet-ci facts::not used: {escape_data(reason)}") + "\n")
     return fetched_facts(artifact.shown, artifact.text, artifact.created_at)
 
 
@@ -271,7 +269,7 @@ def prepare_run(ctx: Context) -> ActionRun:
     trusted = TrustedFiles(repo, settings.workspace, trusted=base_sha,
                            fork_point=repo.merge_base(base_sha, head_sha) or base_sha,
                            head=head_sha, rule=rule)
-    facts, facts_problems, origin = load_facts(settings, trusted, event, ctx)
+    facts, facts_problems, origin = load_facts(settings, trusted, event, ctx, budget)
     return ActionRun(settings=settings, rule=rule, budget=budget, policy=policy, number=number,
                      record=record, layout=COMPACT if settings.plan_json == "compact"
                      else INDENTED, owner=owner, repo=repo, base_sha=base_sha,
@@ -484,17 +482,17 @@ def write_record(run: ActionRun, inputs: ConfigInputs, gathering: FactsGathering
 
 class GitHubBudget:
     """The overall deadline of the run's GitHub work (`github-timeout`): every client the run
-    makes shares one end, so retries, waits and a server dripping bytes cannot add up past it."""
+    makes shares one end (`Deadline`), so retries, waits, a server dripping bytes and the
+    storage host an artifact download is redirected to cannot add up past it."""
 
     def __init__(self, seconds: float) -> None:
-        self.end = time.monotonic() + seconds
+        self.deadline = Deadline(seconds)
 
     def client(self, settings: ActionSettings) -> GitHubClient:
         assert settings.github_token is not None
-        return GitHubClient(api_url=settings.api_url,
-                            token=settings.github_token.get_secret_value(),
-                            request_deadline=60,
-                            run_deadline=max(0.0, self.end - time.monotonic()))
+        return GitHubClient(github_wire(api_url=settings.api_url,
+                                        token=settings.github_token.get_secret_value(),
+                                        request_deadline=60, deadline=self.deadline))
 
     def forge(self, settings: ActionSettings, number: int) -> GitHubForge:
         """The pull request's conversation, through a client within the budget."""

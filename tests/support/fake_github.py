@@ -22,20 +22,23 @@ on it:
   ``GET /repos/{r}/actions/runs/{id}`` and ``GET /repos/{r}/actions/artifacts/{id}/zip``, which
   answers ``302`` with a short-lived URL on another host (here ``localhost`` instead of
   ``127.0.0.1``) that refuses a request carrying an ``Authorization`` header, as blob storage
-  does.
+  does; ``silence_storage()`` points that URL at a host that accepts connections and never
+  answers (counted in ``storage_connections``).
 
 Every request is recorded in ``fake.requests`` for assertions. Use as a context manager::
 
     with FakeGitHub(prefix="/api/v3") as gh:
         gh.add_token("t0k", login="octocat")
-        client = GitHubClient(api_url=gh.url, token="t0k")
+        client = GitHubClient(github_wire(api_url=gh.url, token="t0k"))
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -152,6 +155,7 @@ class FakeGitHub:
         self._runs: dict[int, _Run] = {}
         self._artifacts: dict[int, _Artifact] = {}
         self._blobs: dict[str, bytes] = {}
+        self._silent: _SilentHost | None = None
         self._next_id = 1_000_000
         self._remaining: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -174,6 +178,8 @@ class FakeGitHub:
 
     def __exit__(self, *exc: object) -> None:
         assert self._server is not None and self._thread is not None
+        if self._silent is not None:
+            self._silent.close()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -225,22 +231,37 @@ class FakeGitHub:
                                              head_repo or repo, path, conclusion)
             return self._next_id
 
-    def add_artifact(self, repo: str, *, name: str, run_id: int, files: dict[str, str],
+    def add_artifact(self, repo: str, *, name: str, run_id: int,
+                     files: dict[str, str] | None = None, archive: bytes | None = None,
                      created_at: str | None = None, expired: bool = False) -> int:
-        """An artifact of a workflow run: `files` zipped, as upload-artifact stores them."""
+        """An artifact of a workflow run: `files` zipped, as upload-artifact stores them (or
+        the `archive` bytes as given)."""
         import io
         import zipfile
 
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-            for member, text in files.items():
-                zf.writestr(member, text)
+        if archive is None:
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+                for member, text in (files or {}).items():
+                    zf.writestr(member, text)
+            archive = buffer.getvalue()
         with self._lock:
             self._next_id += 1
             self._artifacts[self._next_id] = _Artifact(
-                self._next_id, repo, name, run_id, buffer.getvalue(),
-                created_at or self._now(), expired)
+                self._next_id, repo, name, run_id, archive, created_at or self._now(), expired)
             return self._next_id
+
+    def silence_storage(self) -> None:
+        """From now on an archive's download URL names a host that accepts connections and
+        never answers (a storage outage that holds the socket open)."""
+        with self._lock:
+            if self._silent is None:
+                self._silent = _SilentHost()
+
+    @property
+    def storage_connections(self) -> int:
+        """Connections the silent storage host accepted."""
+        return 0 if self._silent is None else self._silent.accepted
 
     def blob_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.startswith("/_blobs/")]
@@ -429,7 +450,7 @@ class FakeGitHub:
             return _error(410, "Artifact has expired", "actions/artifacts#download-an-artifact")
         key = f"/_blobs/{artifact.id}-{len(self._blobs)}-{self._next_id}"
         self._blobs[key] = artifact.data
-        port = self.root.rsplit(":", 1)[1]
+        port = self.root.rsplit(":", 1)[1] if self._silent is None else self._silent.port
         return 302, {"location": f"http://localhost:{port}{key}?sv=2024&sig=FakeSas"}, None
 
     def _get_run(self, call: _Call) -> _Reply:
@@ -662,6 +683,39 @@ class FakeGitHub:
 
     def _now(self) -> str:
         return datetime.fromtimestamp(self.clock(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _SilentHost:
+    """A host on 127.0.0.1 (a port the kernel picks) that accepts every connection, reads
+    nothing and answers nothing until it is closed."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.port = int(self._listener.getsockname()[1])
+        self.accepted = 0
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self._held.append(connection)
+            self.accepted += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for connection in [*self._held, self._listener]:
+            with contextlib.suppress(OSError):
+                connection.close()
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -38,6 +38,7 @@ from rivet_ci.adapters import forge
 from rivet_ci.adapters.github.models import Comment, PullRequest
 from rivet_ci.adapters.http import (
     REDIRECTS,
+    Deadline,
     HttpTransport,
     Response,
     WireRules,
@@ -127,42 +128,53 @@ class GitHubSetupError(UsageError, ValueError):
     """The client cannot be built (bad API URL, unusable token): a setup error, exit code 2."""
 
 
-class GitHubClient:
-    """A small GitHub REST client; every method raises a `GitHubError` subclass on failure."""
+def github_wire(
+    *,
+    api_url: str,
+    token: str,
+    deadline: Deadline | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+    max_attempts: int = 5,
+    timeout: float = 30,
+    max_wait: float = 60,
+    request_deadline: float = 60,
+    run_deadline: float = 300,
+) -> HttpTransport:
+    """The wire to GitHub's REST API at `api_url` with `token`: GitHub's rules
+    (`github_rules`) over the one transport (`rivet_ci.adapters.http`), within the run's
+    `deadline` when given (else `run_deadline` seconds from now). Raises `GitHubSetupError` for
+    an unusable URL or token."""
+    # A token read from a file often ends in a newline; anything else unprintable would
+    # make http.client raise an error that quotes the header, token included.
+    token = token.strip()
+    if not token:
+        raise GitHubSetupError("a GitHub token is required")
+    if not token.isprintable() or any(c.isspace() for c in token):
+        raise GitHubSetupError("the GitHub token contains whitespace or control characters")
+    try:
+        scheme, netloc = origin(api_url)
+        _ = urlsplit(api_url).port  # "http://host:x" or "http://[::1" raise here
+    except ValueError as exc:
+        raise GitHubSetupError(f"invalid GitHub API URL {api_url!r}: {exc}") from None
+    if scheme not in ("http", "https") or not netloc:
+        raise GitHubSetupError(
+            f"invalid GitHub API URL {api_url!r}: expected an http(s) URL with a host")
+    return HttpTransport(
+        api_url, github_rules(token), sleep=sleep, clock=clock, max_attempts=max_attempts,
+        timeout=timeout, max_wait=max_wait, request_deadline=request_deadline,
+        run_deadline=run_deadline, deadline=deadline)
 
-    def __init__(
-        self,
-        *,
-        api_url: str,
-        token: str,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.time,
-        max_attempts: int = 5,
-        timeout: float = 30,
-        max_wait: float = 60,
-        request_deadline: float = 60,
-        run_deadline: float = 300,
-    ) -> None:
-        # A token read from a file often ends in a newline; anything else unprintable would
-        # make http.client raise an error that quotes the header, token included.
-        token = token.strip()
-        if not token:
-            raise GitHubSetupError("a GitHub token is required")
-        if not token.isprintable() or any(c.isspace() for c in token):
-            raise GitHubSetupError("the GitHub token contains whitespace or control characters")
-        try:
-            scheme, netloc = origin(api_url)
-            _ = urlsplit(api_url).port  # "http://host:x" or "http://[::1" raise here
-        except ValueError as exc:
-            raise GitHubSetupError(f"invalid GitHub API URL {api_url!r}: {exc}") from None
-        if scheme not in ("http", "https") or not netloc:
-            raise GitHubSetupError(
-                f"invalid GitHub API URL {api_url!r}: expected an http(s) URL with a host")
-        self._wire = HttpTransport(
-            api_url, github_rules(token), sleep=sleep, clock=clock, max_attempts=max_attempts,
-            timeout=timeout, max_wait=max_wait, request_deadline=request_deadline,
-            run_deadline=run_deadline)
-        self.api_url = self._wire.api_url
+
+class GitHubClient:
+    """A small GitHub REST client over the wire it is given (`github_wire`: production and the
+    tests build it the same way); every method raises a `GitHubError` subclass on failure."""
+
+    def __init__(self, wire: HttpTransport) -> None:
+        if not issubclass(wire.rules.base_error, GitHubError):
+            raise TypeError(f"a GitHubClient needs GitHub's wire, not {wire.rules.name}'s")
+        self._wire = wire
+        self.api_url = wire.api_url
 
     def __repr__(self) -> str:
         return f"GitHubClient(api_url={self.api_url!r}, token='***')"
