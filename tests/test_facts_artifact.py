@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from support.action import REPO, Workspace, add_order_items, run_action
 from support.fake_github import FakeGitHub
+from support.zips import repeated_member_zip
 
 from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
 from rivet_ci.adapters.github.client import GitHubClient, github_wire
@@ -201,4 +202,23 @@ def test_a_storage_host_that_never_answers_ends_the_run_at_the_runs_deadline(
     assert "(the run's deadline)" in result.stderr
     assert "github-timeout (3 s)" in result.stderr
     assert gh.storage_connections == 1, result.stderr  # reached, held, and cut off once
+    assert not (ws.path / "plan.json").exists()
+
+
+def test_an_artifact_inflating_past_the_archive_bound_is_a_setup_error(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    """300 members of 1 MiB each beside the facts file: a third of a megabyte to download,
+    300 MiB inflated, each member far within the old per-member bound (256 MB)."""
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    run = gh.add_workflow_run(REPO, event="schedule", head_branch="main", head_sha="a" * 40,
+                              path=WORKFLOW)
+    gh.add_artifact(REPO, name="rivet-ci-facts", run_id=run, archive=repeated_member_zip(
+        b"\0" * 1024 * 1024, 300, extra={"facts.json": _facts(12_000_000).encode()}))
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts")
+
+    assert result.code == 2, result.stdout + result.stderr
+    assert ("facts-artifact: artifact 1000002 inflates to more than 268,435,456 bytes, the "
+            "bound on a facts archive") in result.stderr
     assert not (ws.path / "plan.json").exists()

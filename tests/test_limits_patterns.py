@@ -34,6 +34,7 @@ RESTATED = {
     "a did-you-mean builder": (
         re.compile(r"get_close_matches|def _levenshtein|import difflib"), COMMON),
     "a URL userinfo masker": (re.compile(r"://\)\[\^/@\\s\]\+@"), COMMON),
+    "a bound on a facts archive": (re.compile(r"MAX_\w*ARCHIVE\w*\s*=\s*\d"), COMMON),
 }
 
 

@@ -15,8 +15,9 @@ artifact is used only when GitHub says the run that made it
 
 and the artifact has not expired. The newest such artifact wins; every other one is skipped
 and the reason is kept for the log. The archive is downloaded from the URL GitHub redirects to
-(without the token: it is another host), bounded in size, and must hold exactly one facts
-document (`format: rivet-ci-facts/...`), itself bounded.
+(without the token: it is another host; within the run's deadline), bounded in size, and must
+hold exactly one facts document (`format: rivet-ci-facts/...`), read within the bounds on a
+facts archive (its members and the bytes they inflate to: `rivet_ci.adapters.facts_archive`).
 
 Endpoints (GitHub REST, API version 2022-11-28): `GET /repos/{repo}/actions/artifacts?name=`,
 `GET /repos/{repo}/actions/runs/{run_id}`, `GET /repos/{repo}/actions/artifacts/{id}/zip` (302 to
@@ -25,18 +26,15 @@ the archive).
 
 from __future__ import annotations
 
-import io
-import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from rivet_ci.adapters.facts_archive import FactsArchiveError, facts_member
 from rivet_ci.adapters.github.client import GitHubClient, GitHubError
-from rivet_ci.core.facts.loader import is_facts_document
+from rivet_ci.core.common.limits import MAX_FACTS_ARCHIVE_BYTES
 
 TRUSTED_EVENTS = frozenset({"schedule", "workflow_dispatch", "push"})
-MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
-MAX_FACTS_BYTES = 256 * 1024 * 1024
 MAX_CANDIDATES = 20  # artifacts looked at, newest first
 
 
@@ -101,7 +99,8 @@ def fetch_trusted_facts(client: GitHubClient, *, repo: str, name: str, default_b
         if why is not None:
             skipped.append(f"{label} of run {run_id}: {why}")
             continue
-        archive = client.download_artifact(repo, artifact_id, max_bytes=MAX_ARCHIVE_BYTES)
+        archive = client.download_artifact(repo, artifact_id,
+                                           max_bytes=MAX_FACTS_ARCHIVE_BYTES)
         member, text = _facts_member(archive, label)
         return FactsArtifact(name=name, artifact_id=artifact_id, run_id=run_id,
                              run_event=str(run.get("event")), head_sha=str(run.get("head_sha")),
@@ -131,23 +130,6 @@ def _untrusted(run: dict[str, Any], *, repo: str, default_branch: str,
 
 def _facts_member(archive: bytes, label: str) -> tuple[str, str]:
     try:
-        with zipfile.ZipFile(io.BytesIO(archive)) as zf:
-            found: list[tuple[str, str]] = []
-            for info in zf.infolist():
-                if info.is_dir() or info.file_size > MAX_FACTS_BYTES:
-                    continue
-                with zf.open(info) as member:
-                    data = member.read(MAX_FACTS_BYTES + 1)
-                if len(data) > MAX_FACTS_BYTES:
-                    continue
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-                if is_facts_document(text):
-                    found.append((info.filename, text))
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise FactsArtifactError(f"{label} is not a readable zip archive: {exc}") from None
-    if len(found) != 1:
-        raise FactsArtifactError(f"{label} holds {len(found)} facts documents, not exactly one")
-    return found[0]
+        return facts_member(archive)
+    except FactsArchiveError as exc:
+        raise FactsArtifactError(f"{label} {exc}") from None

@@ -20,6 +20,15 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 # A previous comment's digest, decompressed (it is at most a comment long compressed).
 MAX_DIGEST_BYTES = 8 * 1024 * 1024
 
+# A facts archive (a forge's artifact holding the trusted facts file, a zip): the bytes
+# downloaded, the members its central directory may list, and the bytes all its members may
+# inflate to together (as read, not as declared). One facts file of 100,000 exports is
+# ~50 MB; a zip inflates a thousandfold, so without a total a 12.5 MB archive of many
+# members, each within a per-member bound, would inflate to 12 GiB.
+MAX_FACTS_ARCHIVE_BYTES = 64 * 1024 * 1024
+MAX_FACTS_ARCHIVE_MEMBERS = 1_000
+MAX_FACTS_ARCHIVE_INFLATED_BYTES = 256 * 1024 * 1024
+
 # rivet's integers are Rust i64 and u64 (config keys follow rivet's u16/u32/u64 ranges); YAML
 # integers beyond those but within i128/u128 get rivet's own error. i64 is also the upper bound
 # of every integer fact and history figure: larger values would overflow the planner's float
