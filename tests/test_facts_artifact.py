@@ -5,16 +5,19 @@ request supplies; stale facts shown as stale (docs/facts.md, "The trusted facts 
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
-from support.action import REPO, Workspace, add_order_items, run_action
+from support.action import REPO, TOKEN, Workspace, add_order_items, on_base, run_action
 from support.fake_github import FakeGitHub
+from support.pr import git
 from support.zips import repeated_member_zip
 
 from rivet_ci.adapters.github.artifacts import FactsArtifactError, fetch_trusted_facts
-from rivet_ci.adapters.github.client import GitHubClient, github_wire
+from rivet_ci.adapters.github.client import GitHubClient, GitHubNotFound, github_wire
 
 EXAMPLE_FACTS = Path(__file__).resolve().parents[1] / "examples" / "facts.yaml"
 WORKFLOW = ".github/workflows/example-facts-capture.yml"
@@ -28,9 +31,10 @@ def _facts(rows: int, captured_at: str = "2026-11-29T06:00:00Z") -> str:
     return json.dumps(data)
 
 
-def _trusted(gh: FakeGitHub, text: str, *, created_at: str = "2026-11-29T06:05:00Z",
-             event: str = "schedule") -> int:
-    run = gh.add_workflow_run(REPO, event=event, head_branch="main", head_sha="a" * 40,
+def _trusted(gh: FakeGitHub, ws: Workspace, text: str, *,
+             created_at: str = "2026-11-29T06:05:00Z", event: str = "schedule") -> int:
+    """An artifact of a run of the default branch (its commit: the base, on main)."""
+    run = gh.add_workflow_run(REPO, event=event, head_branch="main", head_sha=ws.base_sha,
                               path=WORKFLOW)
     return gh.add_artifact(REPO, name="rivet-ci-facts", run_id=run,
                            files={"facts.json": text}, created_at=created_at)
@@ -48,7 +52,7 @@ def test_only_the_default_branch_artifact_is_used_never_one_a_pull_request_made(
         gh: FakeGitHub, ws: Workspace) -> None:
     head = add_order_items(ws)
     gh.add_pull(REPO, 7, head_sha=head)
-    _trusted(gh, _facts(12_000_000))
+    _trusted(gh, ws, _facts(12_000_000))
     # Newer artifacts of the same name that a pull request could have made, each refused:
     pr_run = gh.add_workflow_run(REPO, event="pull_request", head_branch="feature",
                                  head_sha=head, path=WORKFLOW)
@@ -89,7 +93,7 @@ def test_only_the_default_branch_artifact_is_used_never_one_a_pull_request_made(
 def test_stale_facts_are_shown_as_stale(gh: FakeGitHub, ws: Workspace) -> None:
     head = add_order_items(ws)
     gh.add_pull(REPO, 7, head_sha=head)
-    _trusted(gh, _facts(12_000_000, captured_at="2026-11-19T06:00:00Z"))
+    _trusted(gh, ws, _facts(12_000_000, captured_at="2026-11-19T06:00:00Z"))
 
     result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
                            facts_max_age="7d")
@@ -122,14 +126,16 @@ def test_no_trusted_artifact_is_a_setup_error(gh: FakeGitHub, ws: Workspace) -> 
     assert not (ws.path / "plan.json").exists()
 
 
-def test_the_client_pages_through_artifacts_and_refuses_expired_ones(gh: FakeGitHub) -> None:
+def test_the_client_pages_through_artifacts_and_refuses_expired_ones(
+        gh: FakeGitHub, ws: Workspace) -> None:
+    gh.add_repository(REPO, ws.path)
     client = GitHubClient(github_wire(api_url=gh.url,
                                       token="ghs_ActionsJobToken0123456789abcdefABCD"))
     for i in range(120):  # two pages of 100
         run = gh.add_workflow_run(REPO, event="pull_request", head_branch=f"b{i}",
                                   head_sha="d" * 40)
         gh.add_artifact(REPO, name="other", run_id=run, files={"x": "y"})
-    good = _trusted(gh, _facts(7), created_at="2026-11-20T00:00:00Z")
+    good = _trusted(gh, ws, _facts(7), created_at="2026-11-20T00:00:00Z")
     gh.add_artifact(REPO, name="rivet-ci-facts", expired=True, files={"f.json": _facts(8)},
                     run_id=gh.add_workflow_run(REPO, event="schedule", head_branch="main",
                                                head_sha="e" * 40),
@@ -139,7 +145,7 @@ def test_the_client_pages_through_artifacts_and_refuses_expired_ones(gh: FakeGit
     assert found.artifact_id == good and "expired" in found.skipped[0]
     assert '"row_estimate": 7' in found.text.replace("7,", "7 ,").replace(" ,", ",")
     gh.add_artifact(REPO, name="two", run_id=gh.add_workflow_run(
-        REPO, event="schedule", head_branch="main", head_sha="f" * 40),
+        REPO, event="schedule", head_branch="main", head_sha=ws.base_sha),
         files={"a.json": _facts(1), "b.json": _facts(2)})
     try:
         fetch_trusted_facts(client, repo=REPO, name="two", default_branch="main")
@@ -190,7 +196,7 @@ def test_a_storage_host_that_never_answers_ends_the_run_at_the_runs_deadline(
     inactivity timeout would end it; a host dripping bytes, never)."""
     head = add_order_items(ws)
     gh.add_pull(REPO, 7, head_sha=head)
-    _trusted(gh, _facts(12_000_000))
+    _trusted(gh, ws, _facts(12_000_000))
     gh.silence_storage()
 
     result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
@@ -211,8 +217,8 @@ def test_an_artifact_inflating_past_the_archive_bound_is_a_setup_error(
     300 MiB inflated, each member far within the old per-member bound (256 MB)."""
     head = add_order_items(ws)
     gh.add_pull(REPO, 7, head_sha=head)
-    run = gh.add_workflow_run(REPO, event="schedule", head_branch="main", head_sha="a" * 40,
-                              path=WORKFLOW)
+    run = gh.add_workflow_run(REPO, event="schedule", head_branch="main",
+                              head_sha=ws.base_sha, path=WORKFLOW)
     gh.add_artifact(REPO, name="rivet-ci-facts", run_id=run, archive=repeated_member_zip(
         b"\0" * 1024 * 1024, 300, extra={"facts.json": _facts(12_000_000).encode()}))
 
@@ -222,3 +228,122 @@ def test_an_artifact_inflating_past_the_archive_bound_is_a_setup_error(
     assert ("facts-artifact: artifact 1000002 inflates to more than 268,435,456 bytes, the "
             "bound on a facts archive") in result.stderr
     assert not (ws.path / "plan.json").exists()
+
+
+# --- a trusted run is a commit on the default branch ------------------------------------------
+
+
+def _off_main(ws: Workspace, branch: str, parent: str) -> str:
+    """A commit on a branch of its own from `parent`, never merged into main: it changes the
+    capture workflow, as a tag's own copy of it may."""
+    git(ws.path, "checkout", "-q", "-b", branch, parent)
+    sha = ws.repo.commit(f"work on {branch}", {WORKFLOW: f"# {branch}'s own copy\n"})
+    git(ws.path, "checkout", "-q", "feature")
+    return sha
+
+
+def _untrusted_run(gh: FakeGitHub, sha: str, *, event: str = "push") -> tuple[int, int]:
+    """A run GitHub reports on `main` (as it reports the run of a tag named `main`), and its
+    newer artifact holding facts of 1 row."""
+    run = gh.add_workflow_run(REPO, event=event, head_branch="main", head_sha=sha,
+                              path=WORKFLOW)
+    artifact = gh.add_artifact(REPO, name="rivet-ci-facts", run_id=run,
+                               files={"facts.json": _facts(1)}, created_at="2026-11-29T09:00:00Z")
+    return run, artifact
+
+
+@pytest.mark.parametrize("event", ["push", "workflow_dispatch"])
+def test_a_tag_named_like_the_default_branch_cannot_supply_facts(
+        gh: FakeGitHub, ws: Workspace, event: str) -> None:
+    """Whoever may push a tag (not to main) tags a commit of their own `main`: GitHub reports
+    the pushed tag's run, and a manual run dispatched on the tag, with `head_branch: main`, and
+    it runs the tag's own copy of the capture workflow. Its commit is not on main: refused,
+    with a warning naming the run; the default branch's own (older) artifact is used."""
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    _trusted(gh, ws, _facts(12_000_000))
+    tagged = _off_main(ws, "tag-work", ws.base_sha)
+    git(ws.path, "tag", "main", tagged)
+    run, artifact = _untrusted_run(gh, tagged, event=event)
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts",
+                           facts_workflow=WORKFLOW)
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert _plan_rows(ws) == 12_000_000  # the default branch's artifact, not the tag's
+    assert (f"::warning title=rivet-ci facts::not used: artifact {artifact} of run {run}: its "
+            f"commit {tagged[:12]} is not on the default branch main (compared with main at "
+            f"{ws.base_sha[:12]}: behind)") in result.stdout
+    # The branch was read as a branch, and the run's commit compared with its head by sha:
+    # never by the name `main`, which git (and so, perhaps, GitHub) resolves to the tag.
+    paths = [r.path for r in gh.requests]
+    assert "/repos/acme/warehouse/branches/main" in paths
+    assert f"/repos/acme/warehouse/compare/{tagged}...{ws.base_sha}" in paths
+
+
+@pytest.mark.parametrize("moves", [0, 2])
+def test_a_run_of_a_commit_of_the_default_branch_is_trusted(
+        gh: FakeGitHub, ws: Workspace, moves: int) -> None:
+    """The capture ran at main's head (`identical`), or main has moved on since (`ahead`)."""
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    _trusted(gh, ws, _facts(12_000_000))
+    for n in range(moves):
+        on_base(ws, {f"notes-{n}.md": "main moves on\n"})
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts")
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert _plan_rows(ws) == 12_000_000
+    assert "not used" not in result.stdout
+
+
+@pytest.mark.parametrize("status", ["behind", "diverged"])
+def test_a_run_whose_commit_is_not_on_the_default_branch_is_refused(
+        gh: FakeGitHub, ws: Workspace, status: str) -> None:
+    """`behind`: a commit on top of main that main does not have (a tag on unmerged work);
+    `diverged`: a commit off an older main (a push to main that was force-pushed away)."""
+    head = add_order_items(ws)
+    gh.add_pull(REPO, 7, head_sha=head)
+    parent = ws.base_sha
+    if status == "diverged":
+        on_base(ws, {"notes.md": "main moves on\n"})
+    commit = _off_main(ws, "elsewhere", parent)
+    run, artifact = _untrusted_run(gh, commit)
+
+    result, _ = run_action(gh, ws, head, facts="", facts_artifact="rivet-ci-facts")
+
+    assert result.code == 2, result.stdout + result.stderr
+    assert "no trusted facts artifact named 'rivet-ci-facts' on main" in result.stderr
+    assert (f"artifact {artifact} of run {run}: its commit {commit[:12]} is not on the default "
+            f"branch main (compared with main at {ws.base_sha[:12]}: {status})") in result.stderr
+    assert not (ws.path / "plan.json").exists()
+
+
+def test_the_fake_compares_commits_as_github_documents(gh: FakeGitHub, ws: Workspace) -> None:
+    """The fake's branches and compare endpoints are git's answers (what the tests above
+    rely on): the four statuses, a branch read as a branch, 404 for an unknown commit."""
+    gh.add_repository(REPO, ws.path)
+    client = GitHubClient(github_wire(api_url=gh.url, token=TOKEN))
+    base = ws.base_sha
+    head = add_order_items(ws)
+    assert client.compare_status(REPO, base, base) == "identical"
+    assert client.compare_status(REPO, base, head) == "ahead"
+    assert client.compare_status(REPO, head, base) == "behind"
+    on_base(ws, {"notes.md": "main moves on\n"})
+    assert client.compare_status(REPO, head, ws.base_sha) == "diverged"
+    git(ws.path, "tag", "main", head)
+    assert client.branch_head(REPO, "main") == ws.base_sha  # the branch, not the tag
+    with pytest.raises(GitHubNotFound):
+        client.compare_status(REPO, "0" * 40, base)
+    with pytest.raises(GitHubNotFound, match="Branch not found"):
+        client.branch_head(REPO, "no-such-branch")
+    # The numbers, and the commits oldest first, as `git log base..head` lists them.
+    request = urllib.request.Request(f"{gh.url}/repos/{REPO}/compare/{base}...{head}",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request) as answer:
+        compared = json.loads(answer.read())
+    assert (compared["status"], compared["ahead_by"], compared["behind_by"]) == ("ahead", 1, 0)
+    assert [c["sha"] for c in compared["commits"]] == [head]
+    assert compared["merge_base_commit"]["sha"] == base
+    assert [f["filename"] for f in compared["files"]] == ["rivet/replica_a.yaml"]

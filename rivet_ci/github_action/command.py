@@ -149,6 +149,8 @@ def load_artifact_facts(settings: ActionSettings, event: Mapping[str, Any], ctx:
         late = (f"; the run's GitHub calls end after github-timeout "
                 f"({settings.github_timeout} s)" if budget.deadline.remaining() <= 0 else "")
         raise UsageError(f"facts-artifact: {exc}{late}") from None
+    for reason in artifact.refused[:10]:  # a run named like the default branch, off it
+        warn(ctx, "rivet-ci facts", f"not used: {reason}")
     for reason in artifact.skipped[:10]:
         ctx.stdout.write(workflow_command(
             f"::notice title=rivet-ci facts::not used: {escape_data(reason)}") + "\n")

@@ -114,6 +114,7 @@ def run_action(gh: FakeGitHub, ws: Workspace, head_sha: str, *, token: str = TOK
     """Run `rivet-ci action` once; returns the result and this run's GITHUB_OUTPUT file.
     `event_name` other than `pull_request`: a push payload (`push_event`), as a push, a
     schedule or a manual run gives no pull request."""
+    gh.add_repository(REPO, ws.path)  # GitHub's copy of the repository the runner checked out
     run_dir = ws.runner_temp / f"run-{len(list(ws.runner_temp.iterdir()))}"
     run_dir.mkdir()
     event_path = run_dir / "event.json"

@@ -17,6 +17,15 @@ on it:
   ``Retry-After``, 403 with ``x-ratelimit-remaining: 0`` and ``x-ratelimit-reset``.
 * ``GET /repos/{r}/commits/{sha}/pulls`` finds nothing for a commit that only exists in a
   fork, as observed on github.com; ``GET /repos/{r}/pulls?head=owner:branch`` finds it.
+* a repository's commits, from a real git repository the test registers
+  (``add_repository``): ``GET /repos/{r}/branches/{branch}`` (a branch only, 404 ``Branch not
+  found``) and ``GET /repos/{r}/compare/{base}...{head}``, computed by git as GitHub documents
+  it (``git log base..head``): ``status`` ``identical``/``ahead``/``behind``/``diverged``,
+  ``ahead_by``, ``behind_by``, ``total_commits``, ``merge_base_commit``, ``commits`` oldest first
+  (without paging parameters the last 250; with ``per_page``/``page`` paged, ``Link`` header),
+  ``files`` on the first page only; a name resolves as git resolves it (so a tag named like a
+  branch wins, as in ``git rev-parse``); 404 for an unknown commit or repository and for two
+  commits without a common ancestor.
 * Actions artifacts as GitHub's REST docs describe them: ``GET /repos/{r}/actions/artifacts``
   (``name`` filter, newest first, ``{"total_count", "artifacts"}`` pages with ``workflow_run``),
   ``GET /repos/{r}/actions/runs/{id}`` and ``GET /repos/{r}/actions/artifacts/{id}/zip``, which
@@ -37,16 +46,19 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 MAX_BODY = 65536
 API_VERSIONS = {"2022-11-28"}
@@ -156,6 +168,7 @@ class FakeGitHub:
         self._artifacts: dict[int, _Artifact] = {}
         self._blobs: dict[str, bytes] = {}
         self._silent: _SilentHost | None = None
+        self._git_repos: dict[str, Path] = {}
         self._next_id = 1_000_000
         self._remaining: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -221,6 +234,13 @@ class FakeGitHub:
         with self._lock:
             self._repo_id(repo)
             self._pulls[(repo, number)] = pull
+
+    def add_repository(self, repo: str, path: Path) -> None:
+        """GitHub's copy of `repo` is the git repository at `path`: its branches, tags and
+        commits answer the branches and compare endpoints."""
+        with self._lock:
+            self._repo_id(repo)
+            self._git_repos[repo] = path
 
     def add_workflow_run(self, repo: str, *, event: str, head_branch: str, head_sha: str,
                          head_repo: str | None = None, path: str = ".github/workflows/x.yml",
@@ -412,6 +432,8 @@ class FakeGitHub:
             ("GET", repo + r"/actions/artifacts", self._list_artifacts),
             ("GET", repo + r"/actions/artifacts/(?P<id>\d+)/zip", self._download_artifact),
             ("GET", repo + r"/actions/runs/(?P<id>\d+)", self._get_run),
+            ("GET", repo + r"/branches/(?P<branch>.+)", self._get_branch),
+            ("GET", repo + r"/compare/(?P<basehead>.+)", self._compare),
         ]
 
     # -- endpoints -------------------------------------------------------------------
@@ -463,6 +485,75 @@ class FakeGitHub:
             "status": "completed", "conclusion": run.conclusion,
             "head_repository": {"full_name": run.head_repo, "fork": run.head_repo != run.repo},
             "repository": {"full_name": run.repo}, "pull_requests": [],
+        }
+
+    def _git(self, repo: str, *args: str) -> str | None:
+        """`git args` in GitHub's copy of `repo`: its output, or None when git refuses."""
+        path = self._git_repos.get(repo)
+        if path is None:
+            return None
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        done = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
+                              env={**environ, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"},
+                              check=False)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def _commit(self, repo: str, ref: str) -> str | None:
+        """A name or sha as git resolves it (`git rev-parse`: tags before branches)."""
+        if not ref or ref.startswith("-"):
+            return None
+        return self._git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+
+    def _get_branch(self, call: _Call) -> _Reply:
+        repo, branch = call.params["repo"], unquote(call.params["branch"])
+        sha = None if branch.startswith("-") else self._git(
+            repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
+        if sha is None:
+            return _error(404, "Branch not found", "branches/branches#get-a-branch")
+        return 200, {}, {
+            "name": branch, "protected": False,
+            "commit": {"sha": sha, "url": f"{self.url}/repos/{repo}/commits/{sha}"},
+            "_links": {"self": f"{self.url}/repos/{repo}/branches/{branch}",
+                       "html": f"{self.web_url}/{repo}/tree/{branch}"},
+        }
+
+    def _compare(self, call: _Call) -> _Reply:
+        doc = "commits/commits#compare-two-commits"
+        repo = call.params["repo"]
+        base_ref, sep, head_ref = unquote(call.params["basehead"]).partition("...")
+        base, head = self._commit(repo, base_ref), self._commit(repo, head_ref)
+        if not sep or base is None or head is None:
+            return _error(404, "Not Found", doc)
+        merge_base = self._git(repo, "merge-base", base, head)
+        if merge_base is None:
+            return _error(404, f"No common ancestor between {base_ref} and {head_ref}.", doc)
+        ahead = int(self._git(repo, "rev-list", "--count", f"{base}..{head}") or 0)
+        behind = int(self._git(repo, "rev-list", "--count", f"{head}..{base}") or 0)
+        status = ("identical" if ahead == behind == 0 else "ahead" if behind == 0
+                  else "behind" if ahead == 0 else "diverged")
+        listed = (self._git(repo, "rev-list", "--reverse", f"{base}..{head}") or "").split()
+        commits = [{"sha": sha, "url": f"{self.url}/repos/{repo}/commits/{sha}"}
+                   for sha in listed]
+        names = (self._git(repo, "diff", "--name-status", "--no-renames", merge_base, head)
+                 or "").splitlines()
+        kinds = {"A": "added", "D": "removed"}
+        files = [{"filename": line.split("\t", 1)[1],
+                  "status": kinds.get(line[:1], "modified")} for line in names][:300]
+        headers: dict[str, str] = {}
+        if "per_page" in call.query or "page" in call.query:
+            _, headers, commits = self._paginate(
+                commits, call.query,
+                f"/repositories/{self._repo_id(repo)}/compare/{base_ref}...{head_ref}")
+            if max(_int(call.query.get("page"), 1), 1) > 1:
+                files = []
+        else:
+            commits = commits[-250:]
+        return 200, headers, {
+            "url": f"{self.url}/repos/{repo}/compare/{base_ref}...{head_ref}",
+            "html_url": f"{self.web_url}/{repo}/compare/{base_ref}...{head_ref}",
+            "base_commit": {"sha": base}, "merge_base_commit": {"sha": merge_base},
+            "status": status, "ahead_by": ahead, "behind_by": behind,
+            "total_commits": ahead, "commits": commits, "files": files,
         }
 
     def _get_user(self, call: _Call) -> _Reply:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pydantic import ValidationError
 
@@ -45,10 +45,12 @@ from rivet_ci.adapters.http import (
     origin,
     retry_after,
 )
-from rivet_ci.core.common.patterns import COMMIT_SHA_PREFIX, REPOSITORY
+from rivet_ci.core.common.patterns import COMMIT_SHA, COMMIT_SHA_PREFIX, REPOSITORY
 from rivet_ci.errors import UsageError
 
 API_VERSION = "2022-11-28"
+# What `GET /repos/{repo}/compare/{base}...{head}` answers in `status`.
+COMPARE_STATUSES = frozenset({"identical", "ahead", "behind", "diverged"})
 
 _T = TypeVar("_T")
 
@@ -281,6 +283,31 @@ class GitHubClient:
         if not isinstance(data, dict):
             self._unexpected("GET", path, "expected a JSON object")
         return data
+
+    def branch_head(self, repo: str, branch: str) -> str:
+        """The commit branch `branch` points at: `GET /repos/{repo}/branches/{branch}` (a
+        branch, never a tag of the same name)."""
+        path = f"/repos/{_repo(repo)}/branches/{quote(branch, safe='/')}"
+        data = self._wire.request("GET", path).json()
+        sha = (data.get("commit") or {}).get("sha") if isinstance(data, dict) else None
+        if not isinstance(sha, str) or not COMMIT_SHA.fullmatch(sha):
+            self._unexpected("GET", path, "expected `commit.sha`, a full commit sha")
+        return sha
+
+    def compare_status(self, repo: str, base: str, head: str) -> str:
+        """How commit `head` stands to commit `base`: `GET /repos/{repo}/compare/{base}...{head}`
+        answers `identical`, `ahead` (`head` has commits `base` lacks, and lacks none of its:
+        `base` is an ancestor of `head`), `behind` or `diverged`. One commit a page (the status
+        is the comparison's, not the page's)."""
+        for sha in (base, head):
+            if not COMMIT_SHA.fullmatch(sha):
+                raise ValueError(f"not a full commit sha: {sha!r:.80}")
+        path = f"/repos/{_repo(repo)}/compare/{base}...{head}"
+        data = self._wire.request("GET", self._wire.url(path, {"per_page": 1})).json()
+        status = data.get("status") if isinstance(data, dict) else None
+        if status not in COMPARE_STATUSES:
+            self._unexpected("GET", path, f"unexpected comparison status {status!r:.40}")
+        return str(status)
 
     def download_artifact(self, repo: str, artifact_id: int, *, max_bytes: int) -> bytes:
         """The zip archive of an artifact: `GET .../actions/artifacts/{id}/zip` answers 302 with
