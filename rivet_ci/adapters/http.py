@@ -35,11 +35,14 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict
 from urllib.parse import urlencode, urlsplit
 
 from rivet_ci import __version__
 from rivet_ci.adapters.forge import ForgeError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _log = logging.getLogger(__name__)
 _LINK = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]*)"')
@@ -89,12 +92,16 @@ class Deadline:
         return self._end - time.monotonic()
 
 
-class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow redirects only within the API's origin.
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only where `allowed(from_url, to_url)` says (`_same_origin` for the
+    forge's API: urllib copies every header, Authorization included, onto the redirected
+    request, so a redirect to another host must not receive the token; `_web` for a download
+    from another host: urllib would also follow one to ftp, whose connection no watchdog, and
+    so no deadline, covers)."""
 
-    urllib copies every header, Authorization included, onto the redirected request; a
-    redirect to another host must not receive the token.
-    """
+    def __init__(self, allowed: Callable[[str, str], bool]) -> None:
+        super().__init__()
+        self.allowed = allowed
 
     def redirect_request(  # noqa: PLR0917 (urllib's signature)
         self,
@@ -105,9 +112,18 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         headers: Any,
         newurl: str,
     ) -> urllib.request.Request | None:
-        if origin(newurl) != origin(req.full_url):
+        if not self.allowed(req.full_url, newurl):
             return None
         return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _same_origin(from_url: str, to_url: str) -> bool:
+    return origin(to_url) == origin(from_url)
+
+
+def _web(from_url: str, to_url: str) -> bool:
+    _ = from_url
+    return urlsplit(to_url).scheme.lower() in ("http", "https")
 
 
 class _Watchdog:
@@ -147,24 +163,6 @@ class _Watchdog:
             self.fired = False
 
 
-class _WebRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to another http(s) URL: urllib would also follow one to ftp,
-    whose connection no watchdog (and so no deadline) covers."""
-
-    def redirect_request(  # noqa: PLR0917 (urllib's signature)
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if urlsplit(newurl).scheme.lower() not in ("http", "https"):
-            return None
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def _handlers(watchdog: _Watchdog) -> list[urllib.request.BaseHandler]:
     class HTTP(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -177,6 +175,23 @@ def _handlers(watchdog: _Watchdog) -> list[urllib.request.BaseHandler]:
     return [HTTP(), HTTPS()]
 
 
+class WireOptions(TypedDict, total=False):
+    """How a wire behaves (every one optional; the default in brackets): `sleep` and `clock`
+    (the real ones), `max_attempts` per call (5), the socket's inactivity `timeout` (30 s),
+    the longest rate-limit `max_wait` (60 s), each request's `request_deadline` (60 s), and the
+    run's `deadline`, shared with its other wires (else one of `run_deadline`, 300 s, from
+    now)."""
+
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    max_attempts: int
+    timeout: float
+    max_wait: float
+    request_deadline: float
+    run_deadline: float
+    deadline: Deadline | None
+
+
 def origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme.lower(), parts.netloc.lower()
@@ -187,32 +202,23 @@ class HttpTransport:
 
     Every failure is raised as one of the forge's own error classes (`WireRules`)."""
 
-    def __init__(
-        self,
-        api_url: str,
-        rules: WireRules,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.time,
-        max_attempts: int = 5,
-        timeout: float = 30,
-        max_wait: float = 60,
-        request_deadline: float = 60,
-        run_deadline: float = 300,
-        deadline: Deadline | None = None,
-    ) -> None:
-        """`deadline`: the run's, shared with its other transports; without one, the
-        transport's own calls end `run_deadline` seconds from now."""
+    def __init__(self, api_url: str, rules: WireRules, **options: Unpack[WireOptions]) -> None:
+        max_attempts = options.get("max_attempts", 5)
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.api_url = api_url.rstrip("/")
         self.rules = rules
-        self.sleep, self.clock = sleep, clock
-        self.max_attempts, self._timeout, self._max_wait = max_attempts, timeout, max_wait
-        self._request_deadline = request_deadline
-        self.deadline = deadline if deadline is not None else Deadline(run_deadline)
+        self.sleep = options.get("sleep", time.sleep)
+        self.clock = options.get("clock", time.time)
+        self.max_attempts = max_attempts
+        self._timeout = options.get("timeout", 30)
+        self._max_wait = options.get("max_wait", 60)
+        self._request_deadline = options.get("request_deadline", 60)
+        deadline = options.get("deadline")
+        self.deadline = (deadline if deadline is not None
+                         else Deadline(options.get("run_deadline", 300)))
         self._watchdog = _Watchdog()
-        self._opener = urllib.request.build_opener(_SameOriginRedirects(),
+        self._opener = urllib.request.build_opener(_Redirects(_same_origin),
                                                    *_handlers(self._watchdog))
 
     def url(self, path: str, query: Mapping[str, str | int] | None = None) -> str:
@@ -319,7 +325,7 @@ class HttpTransport:
             raise self.rules.base_error(f"the {what}'s download URL is not http(s)",
                                         method="GET", path=path)
         request = urllib.request.Request(url, headers={"User-Agent": f"rivet-ci/{__version__}"})
-        opener = urllib.request.build_opener(_WebRedirects(), *_handlers(self._watchdog))
+        opener = urllib.request.build_opener(_Redirects(_web), *_handlers(self._watchdog))
 
         def read(raw: Any) -> Response:
             return Response(raw.status, _lower(raw.headers), raw.read(max_bytes + 1))

@@ -27,9 +27,8 @@ exactly that body, so a 502 after a successful create never leaves a duplicate.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
 from pydantic import ValidationError
@@ -38,15 +37,18 @@ from rivet_ci.adapters import forge
 from rivet_ci.adapters.github.models import Comment, PullRequest
 from rivet_ci.adapters.http import (
     REDIRECTS,
-    Deadline,
     HttpTransport,
     Response,
+    WireOptions,
     WireRules,
     origin,
     retry_after,
 )
 from rivet_ci.core.common.patterns import COMMIT_SHA, COMMIT_SHA_PREFIX, REPOSITORY
 from rivet_ci.errors import UsageError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 API_VERSION = "2022-11-28"
 # What `GET /repos/{repo}/compare/{base}...{head}` answers in `status`.
@@ -130,23 +132,10 @@ class GitHubSetupError(UsageError, ValueError):
     """The client cannot be built (bad API URL, unusable token): a setup error, exit code 2."""
 
 
-def github_wire(
-    *,
-    api_url: str,
-    token: str,
-    deadline: Deadline | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.time,
-    max_attempts: int = 5,
-    timeout: float = 30,
-    max_wait: float = 60,
-    request_deadline: float = 60,
-    run_deadline: float = 300,
-) -> HttpTransport:
+def github_wire(*, api_url: str, token: str, **options: Unpack[WireOptions]) -> HttpTransport:
     """The wire to GitHub's REST API at `api_url` with `token`: GitHub's rules
-    (`github_rules`) over the one transport (`rivet_ci.adapters.http`), within the run's
-    `deadline` when given (else `run_deadline` seconds from now). Raises `GitHubSetupError` for
-    an unusable URL or token."""
+    (`github_rules`) over the one transport (`rivet_ci.adapters.http`, which `options` tune:
+    the run's `deadline`, ...). Raises `GitHubSetupError` for an unusable URL or token."""
     # A token read from a file often ends in a newline; anything else unprintable would
     # make http.client raise an error that quotes the header, token included.
     token = token.strip()
@@ -162,10 +151,7 @@ def github_wire(
     if scheme not in ("http", "https") or not netloc:
         raise GitHubSetupError(
             f"invalid GitHub API URL {api_url!r}: expected an http(s) URL with a host")
-    return HttpTransport(
-        api_url, github_rules(token), sleep=sleep, clock=clock, max_attempts=max_attempts,
-        timeout=timeout, max_wait=max_wait, request_deadline=request_deadline,
-        run_deadline=run_deadline, deadline=deadline)
+    return HttpTransport(api_url, github_rules(token), **options)
 
 
 class GitHubClient:
