@@ -91,6 +91,11 @@ _SECRET_FIELDS = frozenset({"github_token", "state_url", "add_mask"})
 _PUBLIC_NAMES = SHELL_NAMES | RUNNER.public_names
 
 
+def input_name(field: str) -> str:
+    """The action input behind settings field ``field``: ``fail_on`` -> ``fail-on``."""
+    return _INPUTS[field]
+
+
 def input_variable(name: str) -> str:
     """The variable GitHub sets for action input ``name``: ``fail-on`` -> ``INPUT_FAIL-ON``."""
     return "INPUT_" + name.replace(" ", "_").upper()
