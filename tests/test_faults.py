@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 from support.action import PR, REPO, TOKEN, Workspace, add_order_items, event, run_action
-from support.fake_github import FakeGitHub
+from support.fake_github import FakeGitHub, SilentHost
+from support.pr import Repo, git
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -223,6 +224,28 @@ def test_a_dripping_github_hits_the_runs_overall_deadline(
     assert "deadline" in result.stdout or "within" in result.stdout
     assert json.loads((ws.path / "plan.json").read_text())["format"] == "rivet-ci-plan/1"
     assert re.search(r"comment-posted<<(\S+)\nfalse\n\1\n", outputs.read_text())
+
+
+def test_a_git_server_that_never_answers_ends_the_run_at_its_deadline(
+        gh: FakeGitHub, ws: Workspace, tmp_path: Path) -> None:
+    """A one-commit checkout lacks the pull request's base, so the run fetches it from the
+    repository's git server: one that accepts the connection and never answers is cut off by
+    the run's deadline (`github-timeout`), its remote helper with it — without the deadline
+    the fetch would wait for ever (git sets no timeout of its own)."""
+    head = add_order_items(ws)
+    clone = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", "--depth=1", "--branch", "feature",
+                    f"file://{ws.path}", str(clone)], check=True, capture_output=True)
+    with SilentHost() as host:
+        git(clone, "remote", "set-url", "origin", f"http://127.0.0.1:{host.port}/warehouse.git")
+        checkout = Workspace(Repo(clone), ws.base_sha, ws.runner_temp)
+        result, _ = run_action(gh, checkout, head, github_timeout="3")
+        reached = host.accepted
+    assert result.code == 2, result.stdout + result.stderr
+    assert "git did not finish within the run's deadline" in result.stderr
+    assert f"command: git fetch --no-tags --depth=50 origin {ws.base_sha}" in result.stderr
+    assert reached >= 1  # the fetch reached the server, and was cut off there
+    assert not (clone / "plan.json").exists()
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "3601", "soon", "1.5"])

@@ -10,16 +10,21 @@ Responsibilities:
 * match repo-relative POSIX paths against globs with ``**`` (:func:`compile_globs`).
 
 Every failure is a :class:`GitError` that carries the command line and git's stderr, with any
-credentials in URLs masked, and, where we know it, what to do next.
+credentials in URLs masked, and, where we know it, what to do next. A fetch — the one command
+that talks to another host — ends by the run's deadline when the repository is given one
+(`fetch_deadline`: the seconds left), its whole process group killed (git's remote helpers
+included): a :class:`GitTimeoutError`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +57,26 @@ _REPO_LOCATION_VARS = (
 
 
 
+def _run_within(command: list[str], *, cwd: Path, env: Mapping[str, str], stdin: bytes,
+                timeout: float | None, **owner: Any) -> subprocess.CompletedProcess[bytes]:
+    """`subprocess.run`, except that at `timeout` the command's whole process group is killed
+    (a fetch's remote helper, holding the pipes, would keep `run` waiting for them)."""
+    if timeout is None:
+        return subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True,
+                              check=False, **owner)
+    with subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True, **owner) as process:
+        try:
+            out, err = process.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
 def _redact(text: str) -> str:
     """Mask ``user:token@`` in URLs: remotes and git's own messages may carry a token."""
     return mask_url_userinfo(text)
@@ -75,6 +100,10 @@ class GitError(UsageError):
         if self.stderr:
             parts.append(f"git said: {self.stderr}")
         super().__init__("\n".join(parts))
+
+
+class GitTimeoutError(GitError):
+    """A fetch did not finish by the run's deadline."""
 
 
 @dataclass(frozen=True)
@@ -193,9 +222,12 @@ class GitRepo:
     """A working copy at ``root`` (the top of the work tree), queried with the ``git`` binary."""
 
     def __init__(self, root: Path, *, git: str = "git",
-                 run_as: tuple[int, int] | None = None) -> None:
+                 run_as: tuple[int, int] | None = None,
+                 fetch_deadline: Callable[[], float] | None = None) -> None:
         self.root = Path(root).absolute()
         self._git = git
+        # The seconds left for fetching (the run's deadline for its forge's hosts); None: none.
+        self._fetch_deadline = fetch_deadline
         # (uid, gid) to run git as: the workspace's owner when rivet-ci runs as root in a Docker
         # action, so a fetch leaves no root-owned objects in .git (see rivet_ci.output.ownership).
         self._run_as = run_as
@@ -220,7 +252,8 @@ class GitRepo:
     # -- plumbing -------------------------------------------------------------------------------
 
     def _run(
-        self, *args: str, check: bool = True, stdin: bytes | None = None
+        self, *args: str, check: bool = True, stdin: bytes | None = None,
+        timeout: float | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         command = [self._git, *self._config_args, *args]
         shown = ["git", *args]
@@ -228,15 +261,9 @@ class GitRepo:
         owner: dict[str, Any] = ({} if self._run_as is None else {
             "user": self._run_as[0], "group": self._run_as[1], "extra_groups": []})
         try:
-            result = subprocess.run(
-                command,
-                cwd=self.root,
-                env=self._env,
-                input=stdin if stdin is not None else b"",
-                capture_output=True,
-                check=False,
-                **owner,
-            )
+            result = _run_within(command, cwd=self.root, env=self._env,
+                                 stdin=stdin if stdin is not None else b"", timeout=timeout,
+                                 **owner)
         except FileNotFoundError as exc:
             # Either the git binary or the working directory is missing; say which.
             what = (
@@ -245,6 +272,9 @@ class GitRepo:
                 else f"git executable {self._git!r} not found; install git"
             )
             raise GitError(what, command=shown) from exc
+        except subprocess.TimeoutExpired:
+            raise GitTimeoutError(f"git did not finish within the run's deadline ({timeout:.0f} s "
+                             "were left)", command=shown) from None
         if check and result.returncode != 0:
             raise GitError(
                 f"git exited with status {result.returncode}",
@@ -252,6 +282,14 @@ class GitRepo:
                 stderr=result.stderr.decode("utf-8", "replace"),
             )
         return result
+
+    def _fetch(self, *args: str) -> None:
+        """`git fetch args`, within the run's deadline (when the repository has one)."""
+        left = None if self._fetch_deadline is None else self._fetch_deadline()
+        if left is not None and left <= 0:
+            raise GitTimeoutError("the run's deadline passed before git could fetch",
+                             command=["git", "fetch", *args])
+        self._run("fetch", *args, timeout=left)
 
     def _text(self, *args: str) -> str:
         return self._run(*args).stdout.decode("utf-8", "replace").strip()
@@ -302,15 +340,17 @@ class GitRepo:
         shallow = self.is_shallow()
         # Only a shallow clone gets --depth: on a full clone it would make the repo shallow.
         depth_args = [f"--depth={depth}"] if shallow else []
-        attempts: list[list[str]] = [["fetch", "--no-tags", *depth_args, remote, rev]]
+        attempts: list[list[str]] = [["--no-tags", *depth_args, remote, rev]]
         if shallow:
-            attempts.append(["fetch", "--no-tags", f"--deepen={depth}", remote])
-            attempts.append(["fetch", "--no-tags", "--unshallow", remote])
+            attempts.append(["--no-tags", f"--deepen={depth}", remote])
+            attempts.append(["--no-tags", "--unshallow", remote])
 
         last_error: GitError | None = None
         for attempt in attempts:
             try:
-                self._run(*attempt)
+                self._fetch(*attempt)
+            except GitTimeoutError:
+                raise
             except GitError as exc:
                 last_error = exc
                 continue
@@ -345,14 +385,16 @@ class GitRepo:
             raise GitError(f"{base} and {head} have no common ancestor (unrelated histories)")
         last_error: GitError | None = None
         for attempt in (
-            ["fetch", "--no-tags", f"--deepen={depth}", remote, base_sha, head_sha],
-            ["fetch", "--no-tags", "--unshallow", remote, base_sha, head_sha],
-            ["fetch", "--no-tags", "--unshallow", remote],
+            ["--no-tags", f"--deepen={depth}", remote, base_sha, head_sha],
+            ["--no-tags", "--unshallow", remote, base_sha, head_sha],
+            ["--no-tags", "--unshallow", remote],
         ):
             if not self.is_shallow():
                 break
             try:
-                self._run(*attempt)
+                self._fetch(*attempt)
+            except GitTimeoutError:
+                raise
             except GitError as exc:
                 last_error = exc
                 continue

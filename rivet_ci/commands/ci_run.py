@@ -34,6 +34,7 @@ from pydantic import SecretStr
 
 from rivet_ci.adapters.forge import Forge, ForgeError
 from rivet_ci.adapters.git import GitRepo
+from rivet_ci.adapters.http import Deadline
 from rivet_ci.adapters.plan_cache import PlanCache, open_cache
 from rivet_ci.commands.ci_inputs import (
     ConfigInputs,
@@ -184,6 +185,11 @@ class ForgeEntry(Protocol):
     @property
     def forbidden_advice(self) -> str:
         """What to do when the token may not comment (ends the notice that says so)."""
+    @property
+    def deadline(self) -> Deadline:
+        """The run's deadline for every host of the forge it talks to: its API, the storage
+        an artifact download is redirected to, and its git server (a fetch of commits the
+        checkout lacks)."""
 
     def change(self) -> Change:
         """The change this run reviews (read from the forge's event or variables)."""
@@ -261,7 +267,8 @@ def prepare_run(entry: ForgeEntry, ctx: Context) -> CiRun:
     policy = parse_policy(settings.fail_on)
     change = entry.change()
     owner = WorkspaceOwner.of(settings.workspace)
-    repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None)
+    repo = GitRepo(settings.workspace, run_as=owner.ids if owner else None,
+                   fetch_deadline=entry.deadline.remaining)
     if change.record:
         repo.ensure_commit(change.head)
     else:

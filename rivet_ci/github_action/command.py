@@ -92,6 +92,10 @@ class GitHubEntry:
         self.docs_at = docs_ref(ctx.environ.get("GITHUB_ACTION_REPOSITORY"),
                                 ctx.environ.get("GITHUB_ACTION_REF"))
 
+    @property
+    def deadline(self) -> Deadline:
+        return self.session.deadline
+
     def change(self) -> Change:
         """The pull request of the event (its number, base and head, with `base-ref`
         overriding the base). An event that is not a pull request, without `base-ref`, plans

@@ -167,7 +167,7 @@ class FakeGitHub:
         self._runs: dict[int, _Run] = {}
         self._artifacts: dict[int, _Artifact] = {}
         self._blobs: dict[str, bytes] = {}
-        self._silent: _SilentHost | None = None
+        self._silent: SilentHost | None = None
         self._git_repos: dict[str, Path] = {}
         self._next_id = 1_000_000
         self._remaining: dict[str, int] = {}
@@ -276,7 +276,7 @@ class FakeGitHub:
         never answers (a storage outage that holds the socket open)."""
         with self._lock:
             if self._silent is None:
-                self._silent = _SilentHost()
+                self._silent = SilentHost()
 
     @property
     def storage_connections(self) -> int:
@@ -776,9 +776,9 @@ class FakeGitHub:
         return datetime.fromtimestamp(self.clock(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class _SilentHost:
+class SilentHost:
     """A host on 127.0.0.1 (a port the kernel picks) that accepts every connection, reads
-    nothing and answers nothing until it is closed."""
+    nothing and answers nothing until it is closed (also a context manager)."""
 
     def __init__(self) -> None:
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -800,6 +800,12 @@ class _SilentHost:
                 return
             self._held.append(connection)
             self.accepted += 1
+
+    def __enter__(self) -> SilentHost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         self._stop.set()
