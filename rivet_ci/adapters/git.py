@@ -273,8 +273,9 @@ class GitRepo:
             )
             raise GitError(what, command=shown) from exc
         except subprocess.TimeoutExpired:
-            raise GitTimeoutError(f"git did not finish within the run's deadline ({timeout:.0f} s "
-                             "were left)", command=shown) from None
+            raise GitTimeoutError(
+                f"git did not finish within the run's deadline ({timeout:.0f} s were left when "
+                "it started)", command=shown) from None
         if check and result.returncode != 0:
             raise GitError(
                 f"git exited with status {result.returncode}",

@@ -85,7 +85,6 @@ class Deadline:
     is made: one per run, shared by every transport (and so every client) the run builds."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
         self._end = time.monotonic() + seconds
 
     def remaining(self) -> float:
