@@ -1363,23 +1363,50 @@ def merged_tuning(export: ExportConfig, source: SourceConfig | None) -> dict[str
 
 # -- column override types (rivet's plan reads them before it connects) --------------------
 
-_PLAIN_TYPES = frozenset({
-    "bool", "boolean", "int", "int2", "int4", "int8", "int16", "int32", "int64", "integer",
-    "bigint", "smallint", "float4", "float8", "float32", "float64", "real", "double",
-    "double precision", "date", "timestamp", "timestamptz", "timestamp with time zone",
-    "timestamp without time zone", "timestamp_ns", "timestamp_tz", "timestamp_tz_ns", "text",
-    "string", "varchar", "char", "bpchar", "binary", "bytea", "varbinary", "blob", "json",
-    "jsonb", "uuid"})
+# Each name rivet accepts for a column override (any case), and the rivet type it stands for;
+# `decimal(p,s)` / `numeric(p,s)` besides. `rivet_ci.core.fidelity` maps those types.
+OVERRIDE_TYPES: dict[str, str] = {
+    **dict.fromkeys(("bool", "boolean"), "bool"),
+    **dict.fromkeys(("int2", "smallint", "int16"), "int2"),
+    **dict.fromkeys(("int", "int4", "integer", "int32"), "int4"),
+    **dict.fromkeys(("int8", "bigint", "int64"), "int8"),
+    **dict.fromkeys(("float4", "real", "float32"), "float4"),
+    **dict.fromkeys(("float8", "double", "double precision", "float64"), "float8"),
+    "date": "date",
+    **dict.fromkeys(("timestamp", "timestamp without time zone"), "timestamp"),
+    "timestamp_ns": "timestamp_ns",
+    **dict.fromkeys(("timestamp_tz", "timestamptz", "timestamp with time zone"), "timestamp_tz"),
+    "timestamp_tz_ns": "timestamp_tz_ns",
+    **dict.fromkeys(("text", "string", "varchar", "char", "bpchar"), "string"),
+    **dict.fromkeys(("binary", "bytea", "varbinary", "blob"), "binary"),
+    **dict.fromkeys(("json", "jsonb"), "json"),
+    "uuid": "uuid",
+}
 _DECIMAL = re.compile(r"(?:decimal|numeric)\(\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*\)\Z")
 DECIMAL_MAX_PRECISION = 76  # Arrow's decimal256
 _SUPPORTED_TYPES = ("bool, int2/int4/int8, float4/float8, decimal(p,s), date, timestamp, "
                     "timestamp_ns, timestamp_tz, timestamp_tz_ns, text, binary, json, uuid")
 
 
+def column_override(text: str) -> tuple[str, int | None, int | None] | None:
+    """The rivet type a column override names — `(type, precision, scale)`, precision and scale
+    for `decimal` only — or None when rivet refuses it (`column_type_problem` says why)."""
+    name = text.strip().lower()
+    if name in OVERRIDE_TYPES:
+        return OVERRIDE_TYPES[name], None, None
+    match = _DECIMAL.match(name)
+    if match is None:
+        return None
+    precision, scale = int(match.group(1)), int(match.group(2))
+    if not 1 <= precision <= DECIMAL_MAX_PRECISION or scale > precision:
+        return None
+    return "decimal", precision, scale
+
+
 def column_type_problem(text: str) -> str | None:
     """Why rivet refuses a column override type (before it connects), or None."""
     name = text.strip().lower()
-    if name in _PLAIN_TYPES:
+    if name in OVERRIDE_TYPES:
         return None
     match = _DECIMAL.match(name)
     if match is None:
