@@ -77,10 +77,12 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
 
 
 def capture_live_catalog(configs: Sequence[LoadedConfig], args: argparse.Namespace,
-                         ctx: Context) -> list[CatalogSource]:
-    """The source catalog of every source the configs name (`rivet-ci facts`). Each source is
-    also named by the config's own spelling of it, read from the file without the environment
-    (so no secret is part of it), which is how configs planned without the secrets find it."""
+                         ctx: Context, *, options: PreflightOptions | None = None,
+                         index_ends: bool = True) -> list[CatalogSource]:
+    """The source catalog of every source the configs name (`rivet-ci facts`; `rivet-ci check
+    --live` without the index ends). Each source is also named by the config's own spelling of
+    it, read from the file without the environment (so no secret is part of it), which is how
+    configs planned without the secrets find it."""
     from rivet_ci.adapters.files import PathResolver, load_config_file
     from rivet_ci.adapters.preflight.catalog import capture_catalog
 
@@ -89,9 +91,10 @@ def capture_live_catalog(configs: Sequence[LoadedConfig], args: argparse.Namespa
     written = [load_config_file(ctx.cwd / c.path, root=resolver, environ={}, params=params).source
                for c in configs]
     sources, warnings = capture_catalog(
-        list(zip(configs, written, strict=True)), options=preflight_options(args),
+        list(zip(configs, written, strict=True)), options=options or preflight_options(args),
         environ=ctx.environ, source_url_override=args.source_url,
-        schemas=tuple(args.catalog_schemas or ()), redact=ctx.redact)
+        schemas=tuple(getattr(args, "catalog_schemas", None) or ()), redact=ctx.redact,
+        index_ends=index_ends)
     for warning in warnings:
         ctx.stderr.write(f"warning: {warning}\n")
     relations = sum(len(s.relations) for s in sources)

@@ -82,6 +82,13 @@ _PG_KINDS: dict[str, RelationKind] = {"r": "table", "p": "partitioned_table", "v
 # fixed length, else 32 (as `get_typavgwidth` guesses an unbounded variable-length type).
 _PG_LIST = sa.text(
     """
+    WITH RECURSIVE domains(domain, base, depth) AS (
+      SELECT t.oid, t.typbasetype, 1 FROM pg_type t WHERE t.typtype = 'd'
+      UNION ALL
+      SELECT d.domain, t.typbasetype, d.depth + 1 FROM domains d JOIN pg_type t ON t.oid = d.base
+      WHERE t.typtype = 'd' AND d.depth < 32),
+    resolved AS (SELECT DISTINCT ON (domain) domain, base FROM domains
+                 ORDER BY domain, depth DESC)
     SELECT n.nspname::text, c.relname::text, c.relkind::text, c.reltuples::float8,
       (SELECT pn.nspname::text || '.' || p.relname::text
        FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
@@ -93,8 +100,20 @@ _PG_LIST = sa.text(
          AND s.attname = a.attname
        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)::float8,
       (SELECT json_agg(json_build_array(a.attname, format_type(a.atttypid, a.atttypmod),
-                                        NOT a.attnotnull) ORDER BY a.attnum)::text
-       FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+          NOT a.attnotnull, bt.typname, bt.typtype = 'e' OR et.typtype = 'e', et.typname,
+          CASE WHEN information_schema._pg_truetypid(a.*, t.*) = 1700 THEN
+            information_schema._pg_numeric_precision(information_schema._pg_truetypid(a.*, t.*),
+                                                     information_schema._pg_truetypmod(a.*, t.*))
+          END,
+          CASE WHEN information_schema._pg_truetypid(a.*, t.*) = 1700 THEN
+            information_schema._pg_numeric_scale(information_schema._pg_truetypid(a.*, t.*),
+                                                 information_schema._pg_truetypmod(a.*, t.*))
+          END) ORDER BY a.attnum)::text
+       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+       JOIN pg_type bt ON bt.oid = COALESCE(
+         (SELECT r.base FROM resolved r WHERE r.domain = a.atttypid), a.atttypid)
+       LEFT JOIN pg_type et ON et.oid = bt.typelem AND bt.typcategory = 'A'
+       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
       (SELECT json_agg(json_build_array(
           (SELECT json_agg(a.attname ORDER BY k.o)
            FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, o)
@@ -149,9 +168,11 @@ def capture_catalog(
     options: PreflightOptions | None = None, environ: Mapping[str, str],
     source_url_override: str | None = None, schemas: Sequence[str] = (),
     redact: Redactor | None = None, read_url_file: UrlFileReader | None = None,
-    max_relations: int = MAX_CATALOG_RELATIONS,
+    max_relations: int = MAX_CATALOG_RELATIONS, index_ends: bool = True,
 ) -> tuple[list[CatalogSource], list[str]]:
-    """The catalog of every source the configs name, and a warning per source that failed."""
+    """The catalog of every source the configs name, and a warning per source that failed.
+    `index_ends=False` reads the catalog only (no min/max statement: what type fidelity
+    needs)."""
     options = options or PreflightOptions()
     redact = redact if redact is not None else Redactor()
     sources: dict[str, _Source] = {}
@@ -190,7 +211,7 @@ def capture_catalog(
     warnings: list[str] = []
     for entry in sources.values():
         try:
-            out.append(_capture(entry, options, max_relations))
+            out.append(_capture(entry, options, max_relations, index_ends))
         except Exception as exc:  # a source that fails costs its catalog, not the run
             warnings.append(redact(f"catalog of {entry.resolved.display} not captured: "
                                    f"{error_text(exc)}"))
@@ -207,21 +228,23 @@ def _identity(source: ResolvedSource) -> dict[str, Any]:
             "database": url.database}
 
 
-def _capture(entry: _Source, options: PreflightOptions, max_relations: int) -> CatalogSource:
+def _capture(entry: _Source, options: PreflightOptions, max_relations: int,
+             index_ends: bool) -> CatalogSource:
     source = entry.resolved
     driver = DRIVERS[source.dialect]
     engine = driver.create_engine(source, options)
     try:
         session = driver.open_session(engine, options)
         try:
-            return _capture_with(entry, session, max_relations)
+            return _capture_with(entry, session, max_relations, index_ends)
         finally:
             session.close()
     finally:
         engine.dispose()
 
 
-def _capture_with(entry: _Source, session: Any, max_relations: int) -> CatalogSource:
+def _capture_with(entry: _Source, session: Any, max_relations: int,
+                  index_ends: bool = True) -> CatalogSource:
     dialect = entry.resolved.dialect
     notes: list[str] = []
     schemas = sorted(entry.schemas)
@@ -260,7 +283,7 @@ def _capture_with(entry: _Source, session: Any, max_relations: int) -> CatalogSo
         ends = [col for col, c in columns.items() if col in leading and (
             c.integer or c.type.lower().split("(")[0].strip() in temporal
             or dialect == "sqlite")]  # SQLite: types are affinities, dates are TEXT
-        if ends and rel.kind in STORED_KINDS and rel.kind != "partition":
+        if ends and index_ends and rel.kind in STORED_KINDS and rel.kind != "partition":
             probes += 1
             try:
                 found = session.min_max(rels[name], ends)
@@ -301,8 +324,8 @@ def _pg_list(session: Any, schemas: list[str], with_default: bool, limit: int,
         default = current
         kind: RelationKind = "partition" if parent else _PG_KINDS[relkind]
         stored = relkind in ("r", "p", "m")
-        cols = {str(n): CatalogColumn(type=str(t), nullable=bool(null))
-                for n, t, null in json.loads(columns or "[]")}
+        cols = {str(n): _pg_column(t, null, *wire) for n, t, null, *wire
+                in json.loads(columns or "[]")}
         out[f"{schema}.{name}"] = CatalogRelation(
             kind=kind,
             rows=int(reltuples) if stored and reltuples is not None and reltuples >= 0 else None,
@@ -313,6 +336,20 @@ def _pg_list(session: Any, schemas: list[str], with_default: bool, limit: int,
     if default is None and with_default:
         default = session.read(lambda c: c.exec_driver_sql("SELECT current_schema()").scalar())
     return out, default
+
+
+def _pg_column(type_name: object, nullable: object, base: object = None, enum: object = None,
+               element: object = None, precision: object = None, scale: object = None,
+               ) -> CatalogColumn:
+    """A PostgreSQL column as the listing reads it: its declared type and, for type fidelity,
+    the type rivet's driver receives (a domain resolved to its base; an array's element; enum;
+    `information_schema`'s numeric precision and scale)."""
+    return CatalogColumn(
+        type=str(type_name), nullable=bool(nullable),
+        base_type=str(base) if base is not None else None,
+        enum=True if enum else None, array_of=str(element) if element is not None else None,
+        numeric_precision=precision if isinstance(precision, int) else None,
+        numeric_scale=scale if isinstance(scale, int) else None)
 
 
 def _my_list(session: Any, schemas: list[str], with_default: bool,

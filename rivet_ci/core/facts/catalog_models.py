@@ -29,6 +29,17 @@ class CatalogColumn(BaseModel):
     min: str | None = None
     max: str | None = None
     range_skipped: str | None = None  # why the ends were not read
+    # The type rivet's driver receives (type fidelity, `rivet_ci.core.fidelity`). PostgreSQL only
+    # (MySQL's `type` says it all): the `pg_type` name of the type, a domain resolved to its base
+    # (`int4`, `numeric`, `_int4` for an array, an enum by its own name); whether that type (an
+    # array: its element) is an enum; an array's element type by its `pg_type` name, as it is (a
+    # domain is not resolved there); and a numeric column's `numeric_precision`/`numeric_scale`
+    # as `information_schema.columns` reports them (a domain's own, which rivet reads).
+    base_type: str | None = None
+    enum: bool | None = None
+    array_of: str | None = None
+    numeric_precision: int | None = None
+    numeric_scale: int | None = None
 
 
 class CatalogIndex(BaseModel):
