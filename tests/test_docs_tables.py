@@ -61,6 +61,7 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
     ("### Run (`history[]`)", "RunRecord"),
     ("### `catalog[]` (a source, `CatalogSource`)", "CatalogSource"),
     ("### Relation (`CatalogRelation`)", "CatalogRelation"),
+    ("### Column (`CatalogColumn`)", "CatalogColumn"),
 ])
 def test_the_facts_tables_list_every_key_of_the_model_in_order(heading: str, model: str) -> None:
     from rivet_ci.core.facts import catalog_models, history

@@ -81,3 +81,125 @@ def test_mariadb_types_map_as_rivet_maps_them(my_types: tuple[str, str], tmp_pat
     config = write_config(tmp_path, "mysql", MY_EXPORTS)
     result = _agree(config, url, via_proxy, target, MY_UNKNOWN)
     assert result.columns > 150
+
+
+# `--strict` exits as rivet's does: 1 on a fidelity or format refusal (listed in `violations`),
+# 1 on a `--target` failure alone (no `violations` entry, `target_failures`), 0 otherwise.
+STRICT_CASES = {
+    "postgres": [
+        ("fidelity", type_parity.export_of("s", query="SELECT id, n_plain FROM everything"),
+         None, 1),
+        ("csv", type_parity.export_of("s", "csv", query="SELECT id, a_int FROM everything"),
+         None, 1),
+        ("lossy", type_parity.export_of("s", table="other", columns={"amount": "decimal(11,2)"}),
+         None, 1),
+        ("target only", type_parity.export_of("s", query="SELECT id, n_39_0 FROM everything"),
+         "bigquery", 1),
+        ("name on target", type_parity.export_of(
+            "s", query='SELECT "Mixed Case" FROM everything'), "snowflake", 1),
+        ("clean", type_parity.export_of("s", query="SELECT id, n_10_2, e, u FROM everything"),
+         "bigquery", 0),
+        ("clean csv", type_parity.export_of("s", "csv", table="other",
+                                            columns={"total": "decimal(20,4)"}), None, 0),
+    ],
+    "mysql": [
+        ("fidelity", type_parity.export_of("s", query="SELECT id, g FROM everything"), None, 1),
+        ("csv", type_parity.export_of("s", "csv", query="SELECT id, d65 FROM everything"), None,
+         1),
+        ("target only", type_parity.export_of("s", query="SELECT id, d65 FROM everything"),
+         "snowflake", 1),
+        ("clean", type_parity.export_of("s", query="SELECT id, d10, ub, en FROM everything"),
+         "duckdb", 0),
+    ],
+}
+
+
+def _strict_agree(config: Path, url: str, rivet_url: str, target: str | None,
+                  expected: int) -> None:
+    rivet = rivet_check(config, rivet_url, target, strict=True)
+    ours = ours_check(config, url, target, strict=True)
+    assert (rivet.returncode, ours.returncode) == (expected, expected), rivet.log[-1000:]
+    assert ours.code == rivet.code == ("RIVET_TYPE_UNSAFE_MAPPING" if expected else None)
+    [theirs] = rivet.exports.values()
+    [mine] = ours.exports.values()
+    assert [v["message"] for v in mine["violations"]] == [
+        v["message"] for v in theirs["violations"]]
+    assert all(v["fatal"] for v in [*mine["violations"], *theirs["violations"]])
+    assert mine["target_failures"] == bool(theirs.get("target_failures"))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("case", "export", "target", "expected"), STRICT_CASES["postgres"],
+                         ids=[c[0] for c in STRICT_CASES["postgres"]])
+def test_postgres_strict_exits_as_rivet_does(pg_types: str, tmp_path: Path, case: str,
+                                             export: dict[str, object], target: str | None,
+                                             expected: int) -> None:
+    config = write_config(tmp_path, "postgres", [export])
+    _strict_agree(config, pg_types, pg_types, target, expected)
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize(("case", "export", "target", "expected"), STRICT_CASES["mysql"],
+                         ids=[c[0] for c in STRICT_CASES["mysql"]])
+def test_mariadb_strict_exits_as_rivet_does(my_types: tuple[str, str], tmp_path: Path,
+                                            case: str, export: dict[str, object],
+                                            target: str | None, expected: int) -> None:
+    url, via_proxy = my_types
+    config = write_config(tmp_path, "mysql", [export])
+    _strict_agree(config, url, via_proxy, target, expected)
+
+
+def _types_from(config: Path, url: str, *extra: str) -> dict[str, object]:
+    out = type_parity.ours_document(config, url, "--target", "bigquery", *extra)
+    types = out["types"]
+    assert isinstance(types, dict)
+    return {k: v for k, v in types.items() if k != "from"}
+
+
+@pytest.mark.postgres
+@pytest.mark.mariadb
+def test_a_captured_catalog_gives_the_live_verdicts(pg_types: str, my_types: tuple[str, str],
+                                                    tmp_path: Path) -> None:
+    """`rivet-ci facts` captures the column types in the catalog; `check --facts` over that
+    file says what `check --live` says, column for column, on both servers."""
+    for kind, url, exports in (("postgres", pg_types, PG_EXPORTS),
+                               ("mysql", my_types[0], MY_EXPORTS)):
+        directory = tmp_path / kind
+        directory.mkdir()
+        config = write_config(directory, kind, exports)
+        captured = type_parity.capture_facts(config, url)
+        assert captured == 0
+        live = _types_from(config, url, "--live")
+        from_file = _types_from(config, url, "--facts", "facts.json")
+        assert from_file == live
+
+
+@pytest.mark.postgres
+def test_check_live_never_runs_an_exports_query(pg_url: str, pg_types: str,
+                                                tmp_path: Path) -> None:
+    """`check --live` reads the catalog only: no statement PostgreSQL ran carries the text of
+    an export's query (pg_stat_statements), however it is written."""
+    marker = "never_run_7f3a"
+    exports = [type_parity.export_of("q", query=f"SELECT id AS {marker}, n_10_2 FROM "
+                                     "everything WHERE id > 0"),
+               type_parity.export_of("j", query=f"SELECT a.id AS {marker}_2 FROM everything a "
+                                     "JOIN other b ON a.id = b.id")]
+    config = write_config(tmp_path, "postgres", exports)
+    admin = sa.create_engine(sa.make_url(pg_types), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            conn.exec_driver_sql("SELECT pg_stat_statements_reset()")
+        document = type_parity.ours_document(config, pg_types, "--live")
+        with admin.connect() as conn:
+            ran = [row[0] for row in conn.exec_driver_sql(
+                "SELECT query FROM pg_stat_statements WHERE dbid = "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())")]
+    finally:
+        admin.dispose()
+    assert ran, "pg_stat_statements saw nothing"
+    assert [q for q in ran if marker in q] == []
+    types = document["types"]
+    assert isinstance(types, dict)
+    assert [c["column"] for e in types["exports"] for c in e["columns"]] == [
+        marker, "n_10_2", f"{marker}_2"]

@@ -83,8 +83,12 @@ MY_SEED = [
 ]
 
 
-def _export(name: str, fmt: str = "parquet", **spec: Any) -> dict[str, Any]:
+def export_of(name: str, fmt: str = "parquet", **spec: Any) -> dict[str, Any]:
+    """A `mode: full` export to a local destination."""
     return {"name": name, **spec, "format": fmt, "mode": "full", **_DEST}
+
+
+_export = export_of
 
 
 # PostgreSQL: every table in both formats, overrides, and the query shapes rivet tells apart
@@ -200,17 +204,38 @@ def rivet_check(config: Path, url: str, target: str | None, *, strict: bool = Fa
     return Check(exports, done.returncode, done.code, done.stderr, failed)
 
 
-def ours_check(config: Path, url: str, target: str | None, *, strict: bool = False) -> Check:
+def _run(config: Path, url: str, args: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(stdout=out, stderr=err, environ={URL_ENV: url}, cwd=config.parent,
                   now=lambda: datetime.now(UTC))
+    code = run(args, ctx)
+    return code, out.getvalue(), err.getvalue()
+
+
+def ours_check(config: Path, url: str, target: str | None, *, strict: bool = False) -> Check:
     args = ["check", config.name, "--live", "--format", "json"]
     args += ["--target", target] if target else []
     args += ["--strict"] if strict else []
-    code = run(args, ctx)
-    document = json.loads(out.getvalue())
+    code, out, err = _run(config, url, args)
+    document = json.loads(out)
     exports = {e["export"]: e for e in document["types"]["exports"]}
-    return Check(exports, code, document["types"]["code"], err.getvalue())
+    return Check(exports, code, document["types"]["code"], err)
+
+
+def ours_document(config: Path, url: str, *args: str) -> dict[str, Any]:
+    """`rivet-ci check CONFIG --format json ARGS` as a document (exit 0 or 1)."""
+    code, out, err = _run(config, url, ["check", config.name, "--format", "json", *args])
+    assert code in (0, 1), err
+    value = json.loads(out)
+    assert isinstance(value, dict)
+    return value
+
+
+def capture_facts(config: Path, url: str) -> int:
+    """`rivet-ci facts CONFIG --output facts.json` beside the config; its exit status."""
+    code, _, err = _run(config, url, ["facts", config.name, "--output", "facts.json"])
+    assert code == 0, err
+    return code
 
 
 # The column fields compared, as rivet's JSON names them, and ours.
