@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.pr import run_cli
 
 from rivet_ci.core.config.loader import load_config_text
@@ -275,6 +277,18 @@ def test_a_mysql_table_is_found_whatever_its_case() -> None:
     assert [(c.column, c.rivet_type) for c in export.columns] == [("AMOUNT", "decimal(12,2)")]
 
 
+def test_a_query_files_text_is_read_only_when_the_caller_gives_it() -> None:
+    loaded = load_config_text("rivet.yaml", json.dumps(_config(
+        [{"name": "f", "query_file": "orders.sql"}])), {})
+    exports = [(loaded.path, loaded.source, e) for e in loaded.exports]
+    [unread] = type_report(exports, _catalog()).exports
+    assert unread.unknown == "its query_file is not read by rivet-ci check"
+    [read] = type_report(exports, _catalog(), query_texts={
+        ("rivet.yaml", "f"): "SELECT id, total FROM orders"}).exports
+    assert [(c.column, c.rivet_type) for c in read.columns] == [("id", "int8"),
+                                                               ("total", "decimal(12,2)")]
+
+
 def test_a_source_rivet_ci_does_not_model_is_unknown() -> None:
     assert _report([{"name": "m", "table": "dbo.orders"}], source="mssql")["m"] == (
         "rivet-ci models rivet's types of PostgreSQL and MySQL sources only (source type "
@@ -364,3 +378,26 @@ def test_the_type_report_lists_every_column(tmp_path: Path) -> None:
     assert lines[header + 1].split()[:3] == ["id", "int8", "int8"]
     assert "Type fidelity (facts facts.json, target duckdb): 1 export(s), 5 column(s): " \
            "1 unsafe" in result.stdout
+
+
+_SQL_WORDS = ["SELECT", "FROM", "WHERE", "JOIN", "ON", "USING", "AS", "CAST", "count", "(", ")",
+              ",", ".", "*", "::", "numeric", "(10,2)", "orders", "o", "id", "amount", "total",
+              "tags", "'x'", '"Q"', "`b`", "--c\n", "/*", "*/", "WITH", "UNION", "ONLY", "[]",
+              "DISTINCT", "1", ";", "$1", "E'", "\\", "#", "LEFT", "NATURAL", "time", "zone"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_SQL_WORDS), max_size=18), st.sampled_from(["postgres",
+                                                                            "mysql"]))
+def test_any_query_text_is_read_or_left_unknown_never_a_traceback(words: list[str],
+                                                                  dialect: str) -> None:
+    text = " ".join(words)
+    parse_select(text, dialect)  # type: ignore[arg-type]
+    rivets_single_table(text)
+    loaded = load_config_text("rivet.yaml", json.dumps(_config(
+        [{"name": "q", "query": text or "SELECT 1"}],
+        "postgres" if dialect == "postgres" else "mysql")), {})
+    for export in type_report(((loaded.path, loaded.source, e) for e in loaded.exports),
+                              _catalog()).exports:
+        assert export.unknown is not None or all(
+            c.status in ("safe", "warning", "unsafe", "unknown") for c in export.columns)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -128,10 +129,14 @@ def _strict_agree(config: Path, url: str, rivet_url: str, target: str | None,
     assert mine["target_failures"] == bool(theirs.get("target_failures"))
 
 
+def _cases(kind: str) -> list[Any]:
+    return [pytest.param(export, target, expected, id=case)
+            for case, export, target, expected in STRICT_CASES[kind]]
+
+
 @pytest.mark.postgres
-@pytest.mark.parametrize(("case", "export", "target", "expected"), STRICT_CASES["postgres"],
-                         ids=[c[0] for c in STRICT_CASES["postgres"]])
-def test_postgres_strict_exits_as_rivet_does(pg_types: str, tmp_path: Path, case: str,
+@pytest.mark.parametrize(("export", "target", "expected"), _cases("postgres"))
+def test_postgres_strict_exits_as_rivet_does(pg_types: str, tmp_path: Path,
                                              export: dict[str, object], target: str | None,
                                              expected: int) -> None:
     config = write_config(tmp_path, "postgres", [export])
@@ -139,11 +144,10 @@ def test_postgres_strict_exits_as_rivet_does(pg_types: str, tmp_path: Path, case
 
 
 @pytest.mark.mariadb
-@pytest.mark.parametrize(("case", "export", "target", "expected"), STRICT_CASES["mysql"],
-                         ids=[c[0] for c in STRICT_CASES["mysql"]])
+@pytest.mark.parametrize(("export", "target", "expected"), _cases("mysql"))
 def test_mariadb_strict_exits_as_rivet_does(my_types: tuple[str, str], tmp_path: Path,
-                                            case: str, export: dict[str, object],
-                                            target: str | None, expected: int) -> None:
+                                            export: dict[str, object], target: str | None,
+                                            expected: int) -> None:
     url, via_proxy = my_types
     config = write_config(tmp_path, "mysql", [export])
     _strict_agree(config, url, via_proxy, target, expected)

@@ -324,7 +324,7 @@ def _pg_list(session: Any, schemas: list[str], with_default: bool, limit: int,
         default = current
         kind: RelationKind = "partition" if parent else _PG_KINDS[relkind]
         stored = relkind in ("r", "p", "m")
-        cols = {str(n): _pg_column(t, null, *wire) for n, t, null, *wire
+        cols = {str(n): _pg_column(t, null, wire) for n, t, null, *wire
                 in json.loads(columns or "[]")}
         out[f"{schema}.{name}"] = CatalogRelation(
             kind=kind,
@@ -338,12 +338,12 @@ def _pg_list(session: Any, schemas: list[str], with_default: bool, limit: int,
     return out, default
 
 
-def _pg_column(type_name: object, nullable: object, base: object = None, enum: object = None,
-               element: object = None, precision: object = None, scale: object = None,
-               ) -> CatalogColumn:
+def _pg_column(type_name: object, nullable: object, wire: list[object]) -> CatalogColumn:
     """A PostgreSQL column as the listing reads it: its declared type and, for type fidelity,
-    the type rivet's driver receives (a domain resolved to its base; an array's element; enum;
-    `information_schema`'s numeric precision and scale)."""
+    the type rivet's driver receives (`wire`: the base type with domains resolved, whether it
+    or an array's element is an enum, the element, `information_schema`'s numeric precision
+    and scale)."""
+    base, enum, element, precision, scale = (wire + [None] * 5)[:5]
     return CatalogColumn(
         type=str(type_name), nullable=bool(nullable),
         base_type=str(base) if base is not None else None,

@@ -141,7 +141,9 @@ def _result_columns(export: ExportConfig, entry: CatalogSource, dialect: Dialect
                 _uncatalogued(rel, key))
     text = export.query if export.query is not None else query_text
     if text is None:
-        return [], None, None, "its query_file was not read"
+        why = ("its query_file is not read by rivet-ci check" if export.query_file is not None
+               else "it reads neither one table nor a query (a multi-table `tables:` export)")
+        return [], None, None, why
     return _query_columns(text, entry, dialect)
 
 

@@ -38,12 +38,12 @@ _PUNCT = ("::", "<=", ">=", "<>", "!=", "||", "(", ")", ",", ".", "*", ";", "+",
           "<", ">", "[", "]", "%", ":", "|", "&", "^", "~", "!", "@", "?")
 
 
-class _Unreadable(Exception):
+class _UnreadableError(Exception):
     """A query this module does not read."""
 
 
 def tokenize(sql: str, dialect: Dialect) -> list[Token]:
-    """The tokens of one statement (comments skipped). Raises _Unreadable on text it does not
+    """The tokens of one statement (comments skipped). Raises _UnreadableError on text it does not
     know how a server would read (a dollar-quoted string, an unterminated literal)."""
     tokens: list[Token] = []
     i, n = 0, len(sql)
@@ -58,7 +58,7 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
         elif sql.startswith("/*", i):
             end = sql.find("*/", i + 2)
             if end < 0:
-                raise _Unreadable("an unterminated comment")
+                raise _UnreadableError("an unterminated comment")
             i = end + 2
         elif c == ident_quote:
             j, text = _quoted(sql, i, c)
@@ -69,11 +69,11 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
             tokens.append(Token("string", text, i, j))
             i = j
         elif c == "$" and dialect == "postgres":
-            raise _Unreadable("a dollar-quoted string or a parameter")
+            raise _UnreadableError("a dollar-quoted string or a parameter")
         elif (match := _WORD.match(sql, i)) is not None:
             if dialect == "postgres" and match.group().lower() in ("e", "u&", "b", "x") and \
                     sql.startswith("'", match.end()):
-                raise _Unreadable("an escaped string literal")
+                raise _UnreadableError("an escaped string literal")
             tokens.append(Token("word", match.group(), i, match.end()))
             i = match.end()
         elif (match := _NUMBER.match(sql, i)) is not None:
@@ -86,7 +86,7 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
                     i += len(p)
                     break
             else:
-                raise _Unreadable(f"the character {c!r}")
+                raise _UnreadableError(f"the character {c!r}")
     return tokens
 
 
@@ -107,7 +107,7 @@ def _quoted(sql: str, i: int, quote: str, *, backslash: bool = False) -> tuple[i
             return j + 1, "".join(out)
         out.append(c)
         j += 1
-    raise _Unreadable("an unterminated quoted text")
+    raise _UnreadableError("an unterminated quoted text")
 
 
 # --- the parse ---------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ def parse_select(sql: str, dialect: Dialect) -> Select | None:
         while tokens and tokens[-1].kind == "punct" and tokens[-1].text == ";":
             tokens.pop()
         return _Parser(sql, tokens, dialect).select()
-    except _Unreadable:
+    except _UnreadableError:
         return None
 
 
@@ -206,15 +206,15 @@ class _Parser:
     def select(self) -> Select:
         t = self.tokens
         if not t or not t[0].is_word("select"):
-            raise _Unreadable("not a SELECT")
+            raise _UnreadableError("not a SELECT")
         if any(tok.kind == "punct" and tok.text == ";" for tok in t):
-            raise _Unreadable("more than one statement")
+            raise _UnreadableError("more than one statement")
         depth = 0
         for tok in t:
             depth += tok.text == "(" if tok.kind == "punct" else 0
             depth -= tok.text == ")" if tok.kind == "punct" else 0
             if depth == 0 and tok.kind == "word" and tok.text.lower() in _SET_OPERATIONS:
-                raise _Unreadable("a set operation")
+                raise _UnreadableError("a set operation")
         i = 1
         if i < len(t) and t[i].is_word("all"):
             i += 1
@@ -224,7 +224,7 @@ class _Parser:
                 i = _close(t, i + 1)
         from_at = self._top_level(i, lambda tok: tok.is_word("from"))
         if from_at is None:
-            raise _Unreadable("no FROM")
+            raise _UnreadableError("no FROM")
         items = tuple(self._item(part) for part in self._split(i, from_at))
         end = self._top_level(from_at + 1, lambda tok: tok.kind == "word" and
                               tok.text.lower() in _CLAUSES) or len(t)
@@ -258,7 +258,7 @@ class _Parser:
             else:
                 parts[-1].append(tok)
         if any(not p for p in parts):
-            raise _Unreadable("an empty select item")
+            raise _UnreadableError("an empty select item")
         return parts
 
     # -- the select list --
@@ -302,12 +302,12 @@ class _Parser:
                         i = _skip_alias(t, _close(t, i))
                     else:
                         if len(parts) > 2 or any(p.kind not in ("word", "quoted") for p in parts):
-                            raise _Unreadable("a relation name")
+                            raise _UnreadableError("a relation name")
                         alias, i = _alias_at(t, i)
                         schema = _name(parts[0]) if len(parts) == 2 else None
                         tables.append(TableRef(schema, _name(parts[-1]), alias))
                 else:
-                    raise _Unreadable("a FROM item")
+                    raise _UnreadableError("a FROM item")
                 expect_item = False
                 continue
             if tok.kind == "punct" and tok.text == ",":
@@ -334,15 +334,15 @@ class _Parser:
                         break
                     i += 1
             else:
-                raise _Unreadable("a FROM clause")
+                raise _UnreadableError("a FROM clause")
         if expect_item:
-            raise _Unreadable("an empty FROM item")
+            raise _UnreadableError("an empty FROM item")
         return tuple(tables), opaque, merges
 
 
 def _close(t: list[Token], i: int) -> int:
     if i >= len(t) or t[i].kind != "punct" or t[i].text != "(":
-        raise _Unreadable("expected (")
+        raise _UnreadableError("expected (")
     depth = 0
     for j in range(i, len(t)):
         if t[j].kind == "punct" and t[j].text == "(":
@@ -351,13 +351,13 @@ def _close(t: list[Token], i: int) -> int:
             depth -= 1
             if depth == 0:
                 return j + 1
-    raise _Unreadable("unbalanced parentheses")
+    raise _UnreadableError("unbalanced parentheses")
 
 
 def _alias_at(t: list[Token], i: int) -> tuple[Name | None, int]:
     if i < len(t) and t[i].is_word("as"):
         if i + 1 >= len(t) or t[i + 1].kind not in ("word", "quoted"):
-            raise _Unreadable("an alias")
+            raise _UnreadableError("an alias")
         return _name(t[i + 1]), i + 2
     if i < len(t) and (t[i].kind == "quoted" or (
             t[i].kind == "word" and t[i].text.lower() not in _NOT_ALIAS)):
@@ -389,9 +389,9 @@ def _split_alias(tokens: list[Token]) -> tuple[list[Token], Name | None]:
             as_at = j
     if as_at is not None:
         if as_at != len(tokens) - 2 or tokens[-1].kind not in ("word", "quoted", "string"):
-            raise _Unreadable("an alias")
+            raise _UnreadableError("an alias")
         if as_at == 0:
-            raise _Unreadable("an empty item")
+            raise _UnreadableError("an empty item")
         return tokens[:as_at], Name(tokens[-1].text, tokens[-1].kind != "word")
     last = tokens[-1]
     if len(tokens) >= 2 and (last.kind == "quoted" or (
@@ -399,11 +399,10 @@ def _split_alias(tokens: list[Token]) -> tuple[list[Token], Name | None]:
         before = tokens[-2]
         ends_expression = (before.kind in ("word", "quoted", "number", "string") or
                            (before.kind == "punct" and before.text in (")", "]", "*")))
+        # `x::timestamp with time zone` ends in words that are the type, not an alias
         if ends_expression and not (before.kind == "punct" and before.text == "*"
-                                    and len(tokens) == 2):
-            # `x::timestamp with time zone` ends in words that are the type, not an alias
-            if not _in_cast_type(tokens):
-                return tokens[:-1], _name(last)
+                                    and len(tokens) == 2) and not _in_cast_type(tokens):
+            return tokens[:-1], _name(last)
     return tokens, None
 
 
@@ -482,7 +481,7 @@ def _column_ref(tokens: list[Token]) -> ColumnRef | None:
 
 def _type_words(tokens: list[Token]) -> tuple[str, ...]:
     if not tokens:
-        raise _Unreadable("a cast without a type")
+        raise _UnreadableError("a cast without a type")
     return tuple(tok.text.lower() if tok.kind != "quoted" else f'"{tok.text}"'
                  for tok in tokens)
 
