@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rivet_ci import RIVET_VERSION
 from rivet_ci.commands.context import Context
+from rivet_ci.commands.live import add_connection_arguments
 from rivet_ci.commands.options import add_config_arguments, parse_params, warn_unused_params
 from rivet_ci.commands.plan import load_configs
 from rivet_ci.core.config.loader import LoadedConfig
@@ -62,13 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "or clickhouse (bq, duck, sf, ch)")
     g.add_argument("--type-report", action="store_true",
                    help="text: list every column's mapping, not only the unsafe and unknown")
-    g.add_argument("--source-url", metavar="URL",
-                   help="--live: connect here instead of the configs' sources (else "
-                        "RIVET_CI_SOURCE_URL)")
-    g.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="--live: server-side timeout of each statement (default 5)")
-    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="--live: give up connecting to a source after this long (default 5)")
+    add_connection_arguments(p.add_argument_group("--live: the connection"))
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -117,15 +112,9 @@ def _type_report(configs: list[LoadedConfig], args: argparse.Namespace, ctx: Con
 
     catalog: list[CatalogSource]
     if args.live:
-        from rivet_ci.adapters.preflight.base import PreflightOptions
         from rivet_ci.commands.live import capture_live_catalog
 
-        try:
-            options = PreflightOptions(statement_timeout_s=args.statement_timeout,
-                                       connect_timeout_s=args.connect_timeout)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        catalog = capture_live_catalog(configs, args, ctx, options=options, index_ends=False)
+        catalog = capture_live_catalog(configs, args, ctx, index_ends=False)
         origin = "live"
     else:
         from rivet_ci.commands.plan import load_facts_arg

@@ -25,17 +25,23 @@ if TYPE_CHECKING:
 # file never loads them.
 
 
-def add_live_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("live preflight (read-only EXPLAIN and bounded probes)")
+def add_connection_arguments(g: argparse._ArgumentGroup) -> None:
+    """Where and how long to connect: `--source-url`, `--statement-timeout`,
+    `--connect-timeout` (live preflight, and `check --live`'s catalog read)."""
     g.add_argument("--source-url", metavar="URL",
                    help="connect here instead of the configs' sources (else RIVET_CI_SOURCE_URL)")
+    g.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="server-side timeout of every statement (default 5)")
+    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="give up connecting to a source after this long (default 5)")
+
+
+def add_live_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("live preflight (read-only EXPLAIN and bounded probes)")
+    add_connection_arguments(g)
     g.add_argument("--state-url", metavar="URL",
                    help="rivet state database for run history (else RIVET_STATE_URL, else "
                         ".rivet_state.db beside each config)")
-    g.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="server-side timeout of every probe (default 5)")
-    g.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="give up connecting to a source after this long (default 5)")
     g.add_argument("--range-probe-bound", type=int, default=1_000_000, metavar="ROWS",
                    help="probe min/max of an unindexed column only below this row estimate "
                         "(default 1000000)")
@@ -44,13 +50,18 @@ def add_live_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def preflight_options(args: argparse.Namespace) -> PreflightOptions:
+    """The options of `add_live_arguments` (`add_connection_arguments` alone: the defaults for
+    the rest)."""
     from rivet_ci.adapters.preflight.collect import PreflightOptions
 
+    defaults = PreflightOptions()
     try:
         return PreflightOptions(
             statement_timeout_s=args.statement_timeout, connect_timeout_s=args.connect_timeout,
-            range_probe_row_bound=args.range_probe_bound,
-            max_connections_per_group=args.max_connections_per_group)
+            range_probe_row_bound=getattr(args, "range_probe_bound",
+                                          defaults.range_probe_row_bound),
+            max_connections_per_group=getattr(args, "max_connections_per_group",
+                                              defaults.max_connections_per_group))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -77,8 +88,7 @@ def collect_live(configs: Sequence[LoadedConfig], args: argparse.Namespace,
 
 
 def capture_live_catalog(configs: Sequence[LoadedConfig], args: argparse.Namespace,
-                         ctx: Context, *, options: PreflightOptions | None = None,
-                         index_ends: bool = True) -> list[CatalogSource]:
+                         ctx: Context, *, index_ends: bool = True) -> list[CatalogSource]:
     """The source catalog of every source the configs name (`rivet-ci facts`; `rivet-ci check
     --live` without the index ends). Each source is also named by the config's own spelling of
     it, read from the file without the environment (so no secret is part of it), which is how
@@ -91,7 +101,7 @@ def capture_live_catalog(configs: Sequence[LoadedConfig], args: argparse.Namespa
     written = [load_config_file(ctx.cwd / c.path, root=resolver, environ={}, params=params).source
                for c in configs]
     sources, warnings = capture_catalog(
-        list(zip(configs, written, strict=True)), options=options or preflight_options(args),
+        list(zip(configs, written, strict=True)), options=preflight_options(args),
         environ=ctx.environ, source_url_override=args.source_url,
         schemas=tuple(getattr(args, "catalog_schemas", None) or ()), redact=ctx.redact,
         index_ends=index_ends)

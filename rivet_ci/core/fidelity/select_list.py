@@ -12,8 +12,9 @@ query this module cannot read at all (`WITH`, `UNION`, a derived table with `*`,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 Dialect = Literal["postgres", "mysql"]
@@ -108,6 +109,33 @@ def _quoted(sql: str, i: int, quote: str, *, backslash: bool = False) -> tuple[i
         out.append(c)
         j += 1
     raise _UnreadableError("an unterminated quoted text")
+
+
+def _at_top(tokens: Sequence[Token], wanted: Callable[[Token], bool]) -> list[int]:
+    """The positions of the tokens `wanted` picks outside every parenthesis and bracket."""
+    found: list[int] = []
+    depth = 0
+    for j, tok in enumerate(tokens):
+        if tok.kind == "punct" and tok.text in "([":
+            depth += 1
+        elif tok.kind == "punct" and tok.text in ")]":
+            depth -= 1
+        elif depth == 0 and wanted(tok):
+            found.append(j)
+    return found
+
+
+def _last_at_top(tokens: Sequence[Token], wanted: Callable[[Token], bool]) -> int | None:
+    found = _at_top(tokens, wanted)
+    return found[-1] if found else None
+
+
+def _punct(text: str) -> Callable[[Token], bool]:
+    return lambda tok: tok.kind == "punct" and tok.text == text
+
+
+def _word(word: str) -> Callable[[Token], bool]:
+    return lambda tok: tok.is_word(word)
 
 
 # --- the parse ---------------------------------------------------------------------------------
@@ -209,12 +237,8 @@ class _Parser:
             raise _UnreadableError("not a SELECT")
         if any(tok.kind == "punct" and tok.text == ";" for tok in t):
             raise _UnreadableError("more than one statement")
-        depth = 0
-        for tok in t:
-            depth += tok.text == "(" if tok.kind == "punct" else 0
-            depth -= tok.text == ")" if tok.kind == "punct" else 0
-            if depth == 0 and tok.kind == "word" and tok.text.lower() in _SET_OPERATIONS:
-                raise _UnreadableError("a set operation")
+        if _at_top(t, lambda tok: tok.kind == "word" and tok.text.lower() in _SET_OPERATIONS):
+            raise _UnreadableError("a set operation")
         i = 1
         if i < len(t) and t[i].is_word("all"):
             i += 1
@@ -234,29 +258,13 @@ class _Parser:
     # -- helpers over the token list --
 
     def _top_level(self, start: int, wanted: Callable[[Token], bool]) -> int | None:
-        depth = 0
-        for j in range(start, len(self.tokens)):
-            tok = self.tokens[j]
-            if tok.kind == "punct" and tok.text in "([":
-                depth += 1
-            elif tok.kind == "punct" and tok.text in ")]":
-                depth -= 1
-            elif depth == 0 and wanted(tok):
-                return j
-        return None
+        found = _at_top(self.tokens[start:], wanted)
+        return start + found[0] if found else None
 
     def _split(self, start: int, end: int) -> list[list[Token]]:
-        parts: list[list[Token]] = [[]]
-        depth = 0
-        for tok in self.tokens[start:end]:
-            if tok.kind == "punct" and tok.text in "([":
-                depth += 1
-            elif tok.kind == "punct" and tok.text in ")]":
-                depth -= 1
-            if depth == 0 and tok.kind == "punct" and tok.text == ",":
-                parts.append([])
-            else:
-                parts[-1].append(tok)
+        tokens = self.tokens[start:end]
+        cuts = [-1, *_at_top(tokens, _punct(",")), len(tokens)]
+        parts = [tokens[a + 1:b] for a, b in pairwise(cuts)]
         if any(not p for p in parts):
             raise _UnreadableError("an empty select item")
         return parts
@@ -378,15 +386,7 @@ def _name(tok: Token) -> Name:
 
 def _split_alias(tokens: list[Token]) -> tuple[list[Token], Name | None]:
     """An item's expression and its alias (`expr AS a`, `expr a`)."""
-    depth = 0
-    as_at = None
-    for j, tok in enumerate(tokens):
-        if tok.kind == "punct" and tok.text in "([":
-            depth += 1
-        elif tok.kind == "punct" and tok.text in ")]":
-            depth -= 1
-        elif depth == 0 and tok.is_word("as"):
-            as_at = j
+    as_at = _last_at_top(tokens, _word("as"))
     if as_at is not None:
         if as_at != len(tokens) - 2 or tokens[-1].kind not in ("word", "quoted", "string"):
             raise _UnreadableError("an alias")
@@ -427,15 +427,7 @@ _MULTIWORD_TYPES = (("double", "precision"), ("character", "varying"),
 
 def _expression(tokens: list[Token], dialect: Dialect) -> Expression:
     # a `::` cast (PostgreSQL): the operand before the last top-level `::`
-    depth = 0
-    cast_at = None
-    for j, tok in enumerate(tokens):
-        if tok.kind == "punct" and tok.text in "([":
-            depth += 1
-        elif tok.kind == "punct" and tok.text in ")]":
-            depth -= 1
-        elif depth == 0 and tok.kind == "punct" and tok.text == "::":
-            cast_at = j
+    cast_at = _last_at_top(tokens, _punct("::"))
     if cast_at is not None and dialect == "postgres":
         operand = _expression(tokens[:cast_at], dialect) if cast_at else Other()
         return Cast(operand if not isinstance(operand, Count) else Other(),
@@ -446,15 +438,7 @@ def _expression(tokens: list[Token], dialect: Dialect) -> Expression:
     if (len(tokens) >= 6 and tokens[0].is_word("cast") and tokens[1].text == "("
             and tokens[-1].text == ")"):
         inner = tokens[2:-1]
-        as_at = None
-        depth = 0
-        for j, tok in enumerate(inner):
-            if tok.kind == "punct" and tok.text in "([":
-                depth += 1
-            elif tok.kind == "punct" and tok.text in ")]":
-                depth -= 1
-            elif depth == 0 and tok.is_word("as"):
-                as_at = j
+        as_at = _last_at_top(inner, _word("as"))
         if as_at is not None and as_at > 0:
             operand = _expression(inner[:as_at], dialect)
             return Cast(operand if not isinstance(operand, Count) else Other(),
