@@ -10,7 +10,6 @@ loads a config (docs/configs.md); the type rules are rivet's (docs/compatibility
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from rivet_ci import RIVET_VERSION
@@ -22,6 +21,7 @@ from rivet_ci.core.config.loader import LoadedConfig
 from rivet_ci.core.config.rules import rivet_code, rule_tag
 from rivet_ci.core.facts.catalog_models import CatalogSource
 from rivet_ci.core.fidelity.targets import TARGET_NAMES, Target
+from rivet_ci.core.formats.document import dump_json
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import GATE_FAILED, OK, USAGE_ERROR
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         }
         if types is not None:
             document["types"] = types[0]
-        ctx.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        ctx.stdout.write(dump_json(document))
     else:
         for p in problems:
             ctx.stdout.write(f"{p.severity}: {p.render()}{rule_tag(p.rule)}\n")

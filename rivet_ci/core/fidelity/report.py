@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.config.models import ExportConfig, SourceConfig
 from rivet_ci.core.config.rules import column_override
 from rivet_ci.core.facts.catalog import find_source
@@ -76,10 +77,10 @@ def type_report(exports: Iterable[tuple[str, SourceConfig | None, ExportConfig]]
     """The type report of every `(config path, source, export)`. `query_texts`: the text of
     a `query_file` export by (config path, export name), read by the shell."""
     texts = query_texts or {}
-    return TypeReport(target=target, exports=tuple(
-        export_types(path, source, export, catalog, target=target,
-                     query_text=texts.get((path, export.name)))
-        for path, source, export in exports))
+    reports = tuple(export_types(path, source, export, catalog, target=target,
+                                 query_text=texts.get((path, export.name)))
+                    for path, source, export in exports)
+    return construct(TypeReport, {"target": target, "exports": reports})
 
 
 def export_types(config: str, source: SourceConfig | None, export: ExportConfig,
@@ -89,8 +90,9 @@ def export_types(config: str, source: SourceConfig | None, export: ExportConfig,
 
     def report(columns: tuple[ColumnVerdict, ...] = (), relation: str | None = None,
                unknown: str | None = None) -> ExportTypes:
-        return ExportTypes(config=config, export=export.name, format=export.format,
-                           target=target, relation=relation, columns=columns, unknown=unknown)
+        return construct(ExportTypes, {
+            "config": config, "export": export.name, "format": export.format,
+            "target": target, "relation": relation, "columns": columns, "unknown": unknown})
 
     dialect = _DIALECTS.get(source.type) if source is not None else None
     if source is None or dialect is None:
@@ -384,8 +386,8 @@ def _verdict(column: _Column, export: ExportConfig, dialect: Dialect,
              hints: Mapping[str, tuple[int, int]], target: Target | None) -> ColumnVerdict:
     name = column.name
     if name is None:
-        return ColumnVerdict(column="?", unknown=column.unknown or "its result name is not "
-                             "derived")
+        return construct(ColumnVerdict, {
+            "column": "?", "unknown": column.unknown or "its result name is not derived"})
     source = column.own_type
     if source is None and column.catalogued is not None:
         if dialect == "postgres":
@@ -410,7 +412,8 @@ def _verdict(column: _Column, export: ExportConfig, dialect: Dialect,
                    "server describes" if dialect == "mysql" else
                    "the catalog does not record the type rivet reads (captured by an older "
                    "rivet-ci: capture it again)")
-        return ColumnVerdict(column=name, unknown=why or "its type is not known")
+        return construct(ColumnVerdict, {"column": name,
+                                         "unknown": why or "its type is not known"})
     fidelity = rivet.fidelity
     source_name = source.name if source is not None else None
     violation: str | None = None
@@ -426,13 +429,14 @@ def _verdict(column: _Column, export: ExportConfig, dialect: Dialect,
     on_target = resolve_target(target, rivet, name) if target is not None else None
     if refused is None and on_target is not None and on_target.status == "fail":
         refused = "target"
-    return ColumnVerdict(
-        column=name, source_type=source_name, rivet_type=rivet.label,
-        arrow_type=rivet.arrow, fidelity=fidelity,
-        target_type=on_target.type if on_target else None,
-        target_status=on_target.status if on_target else None,
-        target_note=on_target.note if on_target else None,
-        autoload_type=on_target.autoload if on_target else None,
-        violation=violation, warnings=warnings, refused_by=refused,
-        code=UNSAFE_MAPPING_CODE if refused is not None else None,
-        override=override_text if override is not None else None)
+    # Built from values of the fields' types, without validation (`fast_model.construct`).
+    return construct(ColumnVerdict, {
+        "column": name, "source_type": source_name, "rivet_type": rivet.label,
+        "arrow_type": rivet.arrow, "fidelity": fidelity,
+        "target_type": on_target.type if on_target else None,
+        "target_status": on_target.status if on_target else None,
+        "target_note": on_target.note if on_target else None,
+        "autoload_type": on_target.autoload if on_target else None,
+        "violation": violation, "warnings": warnings, "refused_by": refused,
+        "code": UNSAFE_MAPPING_CODE if refused is not None else None,
+        "override": override_text if override is not None else None, "unknown": None})

@@ -37,6 +37,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _PUNCT = ("::", "<=", ">=", "<>", "!=", "||", "(", ")", ",", ".", "*", ";", "+", "-", "/", "=",
           "<", ">", "[", "]", "%", ":", "|", "&", "^", "~", "!", "@", "?")
+_PUNCT_AT = re.compile("|".join(re.escape(p) for p in _PUNCT))  # the longest first
 
 
 class _UnreadableError(Exception):
@@ -80,14 +81,11 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
         elif (match := _NUMBER.match(sql, i)) is not None:
             tokens.append(Token("number", match.group(), i, match.end()))
             i = match.end()
+        elif (match := _PUNCT_AT.match(sql, i)) is not None:
+            tokens.append(Token("punct", match.group(), i, match.end()))
+            i = match.end()
         else:
-            for p in _PUNCT:
-                if sql.startswith(p, i):
-                    tokens.append(Token("punct", p, i, i + len(p)))
-                    i += len(p)
-                    break
-            else:
-                raise _UnreadableError(f"the character {c!r}")
+            raise _UnreadableError(f"the character {c!r}")
     return tokens
 
 
