@@ -94,6 +94,9 @@ STRICT_CASES = {
          None, 1),
         ("lossy", type_parity.export_of("s", table="other", columns={"amount": "decimal(11,2)"}),
          None, 1),
+        ("lossy and csv", type_parity.export_of(
+            "s", "csv", query="SELECT n_76_38 FROM everything",
+            columns={"n_76_38": "decimal(76,39)"}), None, 1),
         ("target only", type_parity.export_of("s", query="SELECT id, n_39_0 FROM everything"),
          "bigquery", 1),
         ("name on target", type_parity.export_of(

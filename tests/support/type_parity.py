@@ -107,7 +107,7 @@ PG_EXPORTS = [
         "N_10_2": "int4", "a_int": "text", "nosuch": "int8"}),
     _export("t_overrides_csv", "csv", table="everything", columns={
         "ts": "timestamp_ns", "tstz": "timestamp_tz_ns", "n_39_0": "decimal(38,0)",
-        "a_int": "text"}),
+        "a_int": "text", "n_76_38": "decimal(76,39)"}),
     _export("q_plain", query="SELECT id, n_10_2, n_plain, dmon, e FROM public.everything"),
     _export("q_aliases", query="SELECT n_10_2 AS amount, n_plain AS n_38_0, n_10_2 n2, "
             "\"Mixed Case\" AS \"Also Mixed\" FROM everything x WHERE id > 0"),

@@ -27,11 +27,13 @@ class ColumnVerdict(BaseModel):
 
     `source_type`, `rivet_type`, `arrow_type` (None: rivet writes `-`) and `fidelity` as rivet
     writes them; `target_*` for `--target` (`target_type` None: `-`; `autoload_type` only where
-    a bare Parquet autoload differs). `violation`: the message rivet lists in `violations`
-    (fidelity or format; a target failure has none); `warnings`, rivet's warnings of the column.
-    `refused_by` / `code`: `--strict` refuses
-    the column (exit 1, `RIVET_TYPE_UNSAFE_MAPPING`). `unknown`: rivet-ci cannot tell what
-    rivet makes of the column, and why (then nothing else is claimed)."""
+    a bare Parquet autoload differs). `violation` / `format_violation`: the messages rivet lists
+    in `violations` for the column's fidelity (lossy, unsupported) and for the export's format
+    (a CSV file cannot hold its Arrow type) — a lossy column can have both, a target failure
+    has none; `warnings`, rivet's warnings of the column. `refused_by`: every reason
+    `--strict` refuses the column, in that order (then it exits 1 with `code`,
+    `RIVET_TYPE_UNSAFE_MAPPING`). `unknown`: rivet-ci cannot tell what rivet makes of the
+    column, and why (then nothing else is claimed)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
@@ -45,8 +47,9 @@ class ColumnVerdict(BaseModel):
     target_note: str | None = None
     autoload_type: str | None = None
     violation: str | None = None
+    format_violation: str | None = None
     warnings: tuple[str, ...] = ()  # rivet's warnings of the column (a narrowing override)
-    refused_by: RefusedBy | None = None
+    refused_by: tuple[RefusedBy, ...] = ()
     code: str | None = None
     override: str | None = None  # the export's `columns:` override that typed it
     unknown: str | None = None
@@ -57,7 +60,7 @@ class ColumnVerdict(BaseModel):
         look: compatible, logical_string, a target `warn`); safe."""
         if self.unknown is not None:
             return "unknown"
-        if self.refused_by is not None:
+        if self.refused_by:
             return "unsafe"
         if self.fidelity != "exact" or self.target_status == "warn":
             return "warning"
@@ -81,7 +84,7 @@ class ExportTypes(BaseModel):
     @property
     def refused(self) -> tuple[ColumnVerdict, ...]:
         """The columns `--strict` refuses."""
-        return tuple(c for c in self.columns if c.refused_by is not None)
+        return tuple(c for c in self.columns if c.refused_by)
 
     @property
     def unknown_columns(self) -> tuple[ColumnVerdict, ...]:

@@ -416,19 +416,19 @@ def _verdict(column: _Column, export: ExportConfig, dialect: Dialect,
                                          "unknown": why or "its type is not known"})
     fidelity = rivet.fidelity
     source_name = source.name if source is not None else None
-    violation: str | None = None
-    refused: RefusedBy | None = None
+    violation = format_violation = None
+    refused: list[RefusedBy] = []
     if fidelity in UNSAFE_FIDELITIES:
         detail = f": {rivet.unsupported_reason}" if rivet.unsupported_reason else ""
         violation = (f"column '{name}' (source type '{source_name}'): "
                      f"fidelity={fidelity}{detail}")
-        refused = "fidelity"
-    elif export.format == "csv" and csv_refuses(rivet):
-        violation = CSV_REFUSAL.format(column=name, arrow=rivet.arrow)
-        refused = "format"
+        refused.append("fidelity")
+    if export.format == "csv" and csv_refuses(rivet):  # a lossy column too
+        format_violation = CSV_REFUSAL.format(column=name, arrow=rivet.arrow)
+        refused.append("format")
     on_target = resolve_target(target, rivet, name) if target is not None else None
-    if refused is None and on_target is not None and on_target.status == "fail":
-        refused = "target"
+    if on_target is not None and on_target.status == "fail":
+        refused.append("target")
     # Built from values of the fields' types, without validation (`fast_model.construct`).
     return construct(ColumnVerdict, {
         "column": name, "source_type": source_name, "rivet_type": rivet.label,
@@ -437,6 +437,6 @@ def _verdict(column: _Column, export: ExportConfig, dialect: Dialect,
         "target_status": on_target.status if on_target else None,
         "target_note": on_target.note if on_target else None,
         "autoload_type": on_target.autoload if on_target else None,
-        "violation": violation, "warnings": warnings, "refused_by": refused,
-        "code": UNSAFE_MAPPING_CODE if refused is not None else None,
+        "violation": violation, "format_violation": format_violation, "warnings": warnings,
+        "refused_by": tuple(refused), "code": UNSAFE_MAPPING_CODE if refused else None,
         "override": override_text if override is not None else None, "unknown": None})

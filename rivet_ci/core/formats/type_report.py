@@ -17,10 +17,11 @@ from rivet_ci.core.fidelity.models import (
 def _violations(export: ExportTypes, strict: bool) -> list[dict[str, Any]]:
     """rivet's own `violations` list: the fidelity ones, then the format (CSV) ones, each in
     column order; a target failure has none."""
-    ordered = ([c for c in export.columns if c.refused_by == "fidelity"] +
-               [c for c in export.columns if c.refused_by == "format"])
-    return [{"column_name": c.column, "fidelity": "unsupported" if c.refused_by == "format"
-             else c.fidelity, "message": c.violation, "fatal": strict} for c in ordered]
+    listed = [(c.column, c.fidelity, c.violation) for c in export.columns if c.violation] + [
+        (c.column, "unsupported", c.format_violation) for c in export.columns
+        if c.format_violation]
+    return [{"column_name": column, "fidelity": fidelity, "message": message, "fatal": strict}
+            for column, fidelity, message in listed]
 
 
 def _column(c: ColumnVerdict) -> dict[str, Any]:
@@ -50,11 +51,11 @@ def types_document(report: TypeReport, *, origin: str, strict: bool,
     }
 
 
-def _why(c: ColumnVerdict, target: str | None) -> str:
-    if c.violation is not None:
-        return c.violation
-    return (f"column '{c.column}' ({c.rivet_type}) on {target}: "
-            f"{c.target_note or 'does not map'}")
+def _why(c: ColumnVerdict, target: str | None) -> list[str]:
+    """Each reason `--strict` refuses the column: rivet's violations, else the target's."""
+    listed = [v for v in (c.violation, c.format_violation) if v is not None]
+    return listed or [f"column '{c.column}' ({c.rivet_type}) on {target}: "
+                      f"{c.target_note or 'does not map'}"]
 
 
 def types_text(report: TypeReport, *, origin: str, strict: bool,
@@ -72,9 +73,9 @@ def types_text(report: TypeReport, *, origin: str, strict: bool,
         if e.unknown is not None:
             out.append(f"unknown: {where}: {e.export}: {e.unknown}")
         for c in e.columns:
-            if c.refused_by is not None:
-                out.append(f"unsafe: {where}: {e.export}: {_why(c, report.target)} "
-                           f"[{c.code}]")
+            if c.refused_by:
+                out.extend(f"unsafe: {where}: {e.export}: {why} [{c.code}]"
+                           for why in _why(c, report.target))
             elif c.unknown is not None:
                 out.append(f"unknown: {where}: {e.export}.{c.column}: {c.unknown}")
     columns = sum(len(e.columns) for e in report.exports)
