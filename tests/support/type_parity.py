@@ -84,8 +84,8 @@ MY_SEED = [
 
 
 def export_of(name: str, fmt: str = "parquet", **spec: Any) -> dict[str, Any]:
-    """A `mode: full` export to a local destination."""
-    return {"name": name, **spec, "format": fmt, "mode": "full", **_DEST}
+    """An export to a local destination (`mode: full` unless `spec` says otherwise)."""
+    return {"name": name, "format": fmt, "mode": "full", **spec, **_DEST}
 
 
 _export = export_of
@@ -127,6 +127,9 @@ PG_EXPORTS = [
     _export("q_csv", "csv", query="SELECT id, a_int, n_39_0, n_38_0 FROM everything"),
     _export("q_distinct_on", query="SELECT DISTINCT ON (id) id, n_10_2 FROM everything "
             "ORDER BY id"),
+    _export("q_incremental", query="SELECT id, n_10_2, n_plain, tstz FROM everything",
+            mode="incremental", cursor_column="tstz"),
+    _export("t_chunked_csv", "csv", table="everything", mode="chunked", chunk_column="id"),
     _export("q_override", query="SELECT n_plain AS amount, total FROM other o "
             "JOIN everything e ON o.id = e.id", columns={"amount": "decimal(10,2)"}),
     # rivet-ci does not derive these (unknown, never safe):
@@ -153,6 +156,8 @@ MY_EXPORTS = [
             "CAST(id AS UNSIGNED INTEGER) cui, CAST(id AS CHAR(3)) cc, CAST(f AS FLOAT) cf "
             "FROM everything"),
     _export("q_count", query="SELECT count(*), COUNT( * ), count(id) n FROM everything"),
+    _export("q_incremental", query="SELECT id, d65, dt FROM everything", mode="incremental",
+            cursor_column="dt"),
     _export("q_join", query="SELECT a.id, a.d10, b.amount, b.price FROM everything a "
             "JOIN other b ON a.id = b.id"),
     _export("q_case", query="SELECT ID, everything.D10, `dD` FROM everything"),
