@@ -38,6 +38,7 @@ from rivet_ci.core.plan.reuse import (
     facts_digest,
     may_hold_group,
     plan_key,
+    review_counts,
     review_scope,
     summary_plan,
 )
@@ -80,22 +81,13 @@ class PullRequestPlan:
     def quiet(self) -> bool:
         """Nothing to review: the PR changes no config file, and every finding is one the base
         already had (`comment-when: changed` creates no comment then)."""
-        diff = self.diff
-        return (not self.changed and not diff.changed_exports
-                and all(f.status == "pre-existing" for f in diff.findings)
-                and not any(w.changed for w in diff.warnings))
+        return not self.changed and self.diff.nothing_new
 
     def checked(self) -> dict[str, int]:
         """What the verdict is based on: config files and exports the review covers on each
         side; with `narrowed`, also how many config files matched (`base-files`,
         `head-files`)."""
-        counts = {"base-configs": len(self.base.configs),
-                  "base-exports": sum(len(c.exports) for c in self.base.configs),
-                  "head-configs": len(self.head.configs),
-                  "head-exports": sum(len(c.exports) for c in self.head.configs)}
-        if self.narrowed and self.matched is not None:
-            counts["base-files"], counts["head-files"] = self.matched
-        return counts
+        return review_counts(self.base, self.head, self.matched, self.narrowed)
 
     def planned_counts(self) -> dict[str, int]:
         """Config files and exports planned on each side: every export of the files in the

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from rivet_ci.core.common.problems import Problem
 from rivet_ci.core.formats.document import (
     INDENTED,
     Layout,
@@ -49,24 +50,33 @@ def diff_json(diff: PlanDiff, gate: GateResult) -> DiffJSON:
              "low_confidence": c.low_confidence,
              "reasons_added": list(c.reasons_added), "reasons_removed": list(c.reasons_removed),
              "base": c.base, "head": c.head, "config_changes": list(c.config_changes),
-             "broken_at": c.broken_at}
+             "broken_at": c.broken_at, "cost_unknown_base": c.cost_unknown_base,
+             "cost_unknown_head": c.cost_unknown_head, "cost_unknown_why": c.cost_unknown_why,
+             "catalog_relation": c.catalog_relation}
             for c in diff.changed_exports
         ],
         "warnings": list(diff.warnings),
         "order_moves": list(diff.order_moves),
         "findings": list(diff.findings),
         "group_renames": list(diff.group_renames),
+        "unchanged_files": list(diff.unchanged_files),
     }
+
+
+def _pull_request(base_sha: str, head_sha: str, changed_files: Sequence[ChangedFileJSON],
+                  review: ReviewJSON, waiver_problems: Sequence[Problem]) -> PullRequestJSON:
+    return {"base_sha": base_sha, "head_sha": head_sha, "changed_files": list(changed_files),
+            "review": review, "waiver_problems": [problem_json(p) for p in waiver_problems]}
 
 
 def pull_request_document(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
     changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
-    review: ReviewJSON,
+    review: ReviewJSON, waiver_problems: Sequence[Problem] = (),
 ) -> PlanDocumentJSON:
     document = plan_document(head, generated_at=generated_at, version=version)
-    document["pull_request"] = {"base_sha": base_sha, "head_sha": head_sha,
-                                "changed_files": list(changed_files), "review": review}
+    document["pull_request"] = _pull_request(base_sha, head_sha, changed_files, review,
+                                             waiver_problems)
     document["base"] = {"configs": [config_json(c, day=generated_at[:10]) for c in base.configs],
                         "problems": [problem_json(p) for p in base.all_problems]}
     document["diff"] = diff_json(diff, gate)
@@ -77,13 +87,13 @@ def pull_request_document_chunks(
     base: Plan, head: Plan, diff: PlanDiff, gate: GateResult, *, base_sha: str, head_sha: str,
     changed_files: Sequence[ChangedFileJSON], generated_at: str, version: str,
     review: ReviewJSON, layout: Layout = INDENTED, coverage: CoverageJSON | None = None,
+    waiver_problems: Sequence[Problem] = (),
 ) -> Iterator[bytes]:
     """The text of `pull_request_document` in line-ending chunks, both plans' exports built,
     serialised and dropped one at a time (the same bytes; with a compact `layout`, the same
     document without whitespace and without `resolved_plan`); `coverage` (the action's) is
     written last."""
-    pull_request: PullRequestJSON = {"base_sha": base_sha, "head_sha": head_sha,
-                                     "changed_files": list(changed_files), "review": review}
+    pull_request = _pull_request(base_sha, head_sha, changed_files, review, waiver_problems)
     base_part = streamed_object({
         "configs": streamed_configs(base.configs, day=generated_at[:10], layout=layout),
         "problems": [problem_json(p) for p in base.all_problems]})

@@ -624,8 +624,13 @@ def _read_decoded(data: Any, path: str) -> Plan:
         raise PlanReadError(f"{path}: malformed plan JSON ({type(exc).__name__}: {exc})") from None
 
 
+def read_configs(raw: Sequence[ConfigJSON]) -> tuple[ConfigPlan, ...]:
+    """The config plans of a validated document's `configs` (or its `base.configs`)."""
+    return tuple(_read_config(c) for c in raw)
+
+
 def _read_document(document: PlanDocumentJSON, path: str) -> Plan:
-    configs = tuple(_read_config(c) for c in document["configs"])
+    configs = read_configs(document["configs"])
     paths = {c.path for c in configs}
     problems = tuple(Problem.model_validate(p) for p in document["problems"]
                      if p["file"] not in paths)

@@ -449,6 +449,8 @@ class PullRequestJSON(TypedDict):
     changed_files: list[ChangedFileJSON]
     # Written by every version that plans only the review (absent in older documents).
     review: NotRequired[ReviewJSON]
+    # Waiver lines or files that could not be used (absent in older documents).
+    waiver_problems: NotRequired[list[ProblemJSON]]
 
 
 @with_config(_CLOSED)
@@ -486,6 +488,12 @@ class ChangedExportJSON(TypedDict):
     config_changes: NotRequired[list[ConfigChange]]
     # `not-planned`: the config error at head that kept it from being planned.
     broken_at: NotRequired[BrokenAt | None]
+    # Planned without any facts on each side (cost unknown), and why, at head; the catalogued
+    # relation the head's facts were derived from (absent in older documents).
+    cost_unknown_base: NotRequired[bool]
+    cost_unknown_head: NotRequired[bool]
+    cost_unknown_why: NotRequired[str | None]
+    catalog_relation: NotRequired[str | None]
 
 
 @with_config(_CLOSED)
@@ -496,6 +504,9 @@ class DiffJSON(TypedDict):
     order_moves: list[OrderMove]
     findings: list[Finding]
     group_renames: NotRequired[list[GroupRename]]
+    # Config files in the review the change cannot affect (the same plan on both sides): only
+    # their exports in an affected source group are compared (absent in older documents).
+    unchanged_files: NotRequired[list[str]]
 
 
 @with_config(_CLOSED)

@@ -243,6 +243,14 @@ class PlanDiff(BaseModel):
         return tuple(e for e in self.exports if e.status != "unchanged")
 
     @property
+    def nothing_new(self) -> bool:
+        """No export changed, no warning changed, and every finding is one the base already
+        had (with no config file changed: nothing to review, `comment-when: changed`)."""
+        return (not self.changed_exports
+                and all(f.status == "pre-existing" for f in self.findings)
+                and not any(w.changed for w in self.warnings))
+
+    @property
     def new_isolations(self) -> int:
         """Exports the change makes `isolate_on_source` (the comment's count, the action's
         `new-isolations` output)."""

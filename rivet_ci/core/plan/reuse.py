@@ -97,7 +97,12 @@ def review_scope(base: Plan, head: Plan, renames: Mapping[str, str]) -> ReviewSc
     member in every file — and for the changed files is exactly what the diff of the full plans
     shows. Configs that are left out need not have been planned at all: the result is the same
     for any `base`/`head` holding at least the configs it keeps."""
-    unchanged = unchanged_files(base, head, renames)
+    return scope_of(base, head, unchanged_files(base, head, renames))
+
+
+def scope_of(base: Plan, head: Plan, unchanged: frozenset[str]) -> ReviewScope:
+    """`review_scope` for the files `unchanged` names as the ones the change cannot affect (a
+    plan document records them: `diff.unchanged_files`, so a plan read back is cut the same)."""
     groups = affected_groups(base, head, unchanged)
     cut: dict[int, ConfigPlan | None] = {}  # one cut per plan object: shared plans stay shared
     narrowed = False
@@ -122,6 +127,20 @@ def review_scope(base: Plan, head: Plan, renames: Mapping[str, str]) -> ReviewSc
 
     new_base, new_head = side(base), side(head)
     return ReviewScope(base=new_base, head=new_head, groups=groups, narrowed=narrowed)
+
+
+def review_counts(base: Plan, head: Plan, matched: tuple[int, int] | None,
+                  narrowed: bool) -> dict[str, int]:
+    """What a review's verdict is based on: config files and exports it covers on each side
+    (`base`, `head`: the review's plans); when it left something out (`narrowed`), also how
+    many config files matched on each side (`base-files`, `head-files`)."""
+    counts = {"base-configs": len(base.configs),
+              "base-exports": sum(len(c.exports) for c in base.configs),
+              "head-configs": len(head.configs),
+              "head-exports": sum(len(c.exports) for c in head.configs)}
+    if narrowed and matched is not None:
+        counts["base-files"], counts["head-files"] = matched
+    return counts
 
 
 # What a group name must not hold for `may_hold_group` to look for it as written: a space or
