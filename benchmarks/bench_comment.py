@@ -6,8 +6,9 @@ facts file, and a branch on which every export's cursor loses its index (score �
 
 * the whole process, `rivet-ci diff --base main --head pr` in a fresh interpreter (median of
   `--repeat` runs), against the physical floor of a bare `python -c "import rivet_ci"`;
-* the comment stage in-process (view model + rendering within the 65,536, 16,000 and 1,000,000
-  character budgets the action renders), median of `--repeat` runs, with the CLI's GC setting.
+* the comment stage in-process (view model — redacted and bounded as it is built — and rendering
+  within the 65,536, 16,000 and 1,000,000 character budgets the action renders), median of
+  `--repeat` runs, with the CLI's GC setting.
 
 On a shared machine wall time varies with the load; the CPU time of the stage is the steadier
 figure to compare.
@@ -102,7 +103,8 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
     from rivet_ci.core.gate.policy import evaluate_gate, parse_policy
     from rivet_ci.core.plan.planner import FactsOrigin
-    from rivet_ci.review.comment import CommentOptions, render_comments
+    from rivet_ci.output.redaction import Redactor
+    from rivet_ci.review.comment import CommentOptions, render_comments, reviewed
     from rivet_ci.review.pull_request import plan_pull_request
 
     facts_file, _ = load_facts_file(facts, root=repo)
@@ -114,8 +116,11 @@ def comment_stage(repo: Path, facts: Path, repeat: int) -> tuple[float, float, i
     for _ in range(repeat):
         started, started_cpu = time.perf_counter(), time.process_time()
         options = CommentOptions(gate_id="default", comment_limit=GITHUB_COMMENT_LIMIT)
-        bodies = render_comments(pr, gate, options, timestamp="2026-11-29T12:00:00Z",
-                                 now=datetime(2026, 11, 29, 12, tzinfo=UTC))
+        # As every run renders it: the view redacted (and bounded) by the output boundary's
+        # redactor when it is built (here one that knows no secret, as a run without any).
+        bodies = render_comments(reviewed(pr, gate), options,
+                                 timestamp="2026-11-29T12:00:00Z",
+                                 now=datetime(2026, 11, 29, 12, tzinfo=UTC), redact=Redactor())
         times.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
         size = len(bodies.comment)

@@ -27,7 +27,6 @@ from rivet_ci.core.comment.view import (
     WhyPart,
     isolation_words,
 )
-from rivet_ci.output import render
 from rivet_ci.output.render import code, render_comment, template_environment
 from rivet_ci.review.comment import _builtin_environment
 
@@ -40,9 +39,9 @@ OLD = ("run alone", "isolated", "isolation cleared", "isolation unknown")
 def swapped(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for kind, words in SWAPPED.items():
         monkeypatch.setitem(ISOLATION_WORDS, kind, words)
-    # What a process renders once and keeps, in the words of its time: the whys, and the
-    # built-in template (Jinja folds the legend's constant filter call when it compiles).
-    monkeypatch.setattr(render, "_WHY_MD", {})
+    # What a process compiles once and keeps, in the words of its time: the built-in template
+    # (Jinja folds the legend's constant filter call when it compiles). Rendered whys are the
+    # rendering's own (`render.RenderCache`): nothing else to clear.
     _builtin_environment.cache_clear()
     yield
     _builtin_environment.cache_clear()

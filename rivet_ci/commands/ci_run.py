@@ -535,7 +535,8 @@ def write_record(run: CiRun, inputs: ConfigInputs, gathering: FactsGathering,
     errors = publish_record(record, gate, effects, paths=output_paths(settings, comment=False),
                             layout=run.layout, generated_at=ctx.timestamp(),
                             summary=record_summary(
-                                record, gate, settings.for_output(settings.output_path)))
+                                record, gate, settings.for_output(settings.output_path)),
+                            redact=ctx.redact)
     plan, exports = record.plan, record.summary["exports"]
     ctx.stdout.write(f"rivet-ci: plan of record at {record.commit[:12]}: "
                      f"{plural(len(plan.configs), 'config file')} ({exports} exports) of "

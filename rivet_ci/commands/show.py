@@ -16,7 +16,6 @@ from rivet_ci import __version__
 from rivet_ci.commands.context import Context
 from rivet_ci.core.formats.document import PlanReadError, dump_json, plan_document, read_plan_text
 from rivet_ci.core.formats.pretty import problem_lines, render_pretty
-from rivet_ci.core.plan.planner import Plan
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     except ValueError as exc:  # an integer of more than 4,300 digits, a lone surrogate
         raise UsageError(f"{args.plan}: invalid JSON: {exc}") from None
     if args.format == "markdown":
-        ctx.stdout.write(_markdown(plan, data, args.plan.as_posix(), ctx))
+        ctx.stdout.write(_markdown(text, args.plan.as_posix(), ctx))
     elif args.format == "json":
         ctx.stdout.write(dump_json(plan_document(plan, generated_at=ctx.timestamp(),
                                                  version=__version__)))
@@ -87,58 +86,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return OK
 
 
-def _markdown(plan: Plan, data: Any, name: str, ctx: Context) -> str:
-    """The comment from a pull request's plan document: its `diff` (every changed export, the
-    warnings, the findings) and `diff.gate` read back into the models they were written from."""
-    from pydantic import ValidationError
-
+def _markdown(text: str, name: str, ctx: Context) -> str:
+    """The comment a pull request's plan document records, rendered as the action rendered it
+    (`rivet_ci.core.formats.diff_reader`: validated, read back into the review's models)."""
     from rivet_ci.adapters.runners import comment_limit, links_from_environ
-    from rivet_ci.core.comment.view import facts_description
-    from rivet_ci.core.gate.diff import (
-        BrokenAt,
-        ConfigChange,
-        ExportChange,
-        Finding,
-        GroupRename,
-        OrderMove,
-        PlanDiff,
-        WarningChange,
-    )
-    from rivet_ci.core.gate.policy import GateResult
-    from rivet_ci.core.plan.recommendation import ExportRecommendation
-    from rivet_ci.review.comment import comment_from_document
+    from rivet_ci.core.formats.diff_reader import read_pull_request
+    from rivet_ci.core.formats.plan_format import DocumentError
+    from rivet_ci.output.render import code
+    from rivet_ci.review.comment import CommentOptions, comment_from_record
 
-    diff_raw = data.get("diff") if isinstance(data, dict) else None
-    pull = data.get("pull_request") if isinstance(data, dict) else None
-    if not isinstance(diff_raw, dict) or not isinstance(pull, dict):
-        raise UsageError(f"{name} has no pull-request keys (`diff`, `pull_request`): only the "
-                         "plan.json of the action or of `rivet-ci diff --output` holds a comment")
     try:
-        exports = tuple(ExportChange(
-            export_name=e["export_name"], config_path=e["config"], line=e["line"],
-            status=e["status"], renamed_from=e["renamed_from"],
-            base=None if e["base"] is None else ExportRecommendation.model_validate(e["base"]),
-            head=None if e["head"] is None else ExportRecommendation.model_validate(e["head"]),
-            reasons_added=tuple(e["reasons_added"]), reasons_removed=tuple(e["reasons_removed"]),
-            config_changes=tuple(ConfigChange.model_validate(c)
-                                 for c in e.get("config_changes", ())),
-            broken_at=None if e.get("broken_at") is None
-            else BrokenAt.model_validate(e["broken_at"]))
-            for e in diff_raw["exports"])
-        diff = PlanDiff(
-            exports=exports,
-            warnings=tuple(WarningChange.model_validate(w) for w in diff_raw["warnings"]),
-            order_moves=tuple(OrderMove.model_validate(m) for m in diff_raw["order_moves"]),
-            findings=tuple(Finding.model_validate(f) for f in diff_raw["findings"]),
-            head_problems=plan.all_problems,
-            group_renames=tuple(GroupRename.model_validate(r)
-                                for r in diff_raw.get("group_renames", ())))
-        gate = GateResult.model_validate(diff_raw["gate"])
-    except (KeyError, TypeError, ValidationError) as exc:
-        raise UsageError(f"{name}: the `diff` key cannot be read back: {exc}") from None
-    head_sha = str(pull.get("head_sha", ""))
-    return comment_from_document(
-        diff, gate, plan, base_sha=str(pull.get("base_sha", "")), head_sha=head_sha,
-        timestamp=str(data.get("generated_at", ctx.timestamp())),
-        facts_text=facts_description(plan.facts, ctx.now()),
-        comment_limit=comment_limit(ctx.environ), links=links_from_environ(ctx.environ, head_sha))
+        record = read_pull_request(text, path=name)
+    except DocumentError as exc:
+        raise UsageError(str(exc)) from None
+    links = links_from_environ(ctx.environ, record.head_sha)
+    options = CommentOptions(gate_id="default", comment_limit=comment_limit(ctx.environ),
+                             links=lambda _sha: links, hint=str(code(name)))
+    return comment_from_record(record, options, redact=ctx.redact).comment

@@ -81,8 +81,9 @@ def read_settings(environ: Mapping[str, str]) -> tuple[ActionSettings, dict[str,
 class GitHubEntry:
     """GitHub's side of a run (`ci_run.ForgeEntry`)."""
 
-    forbidden_advice = ("; post it from a trusted workflow_run with `rivet-ci post` (see "
-                        "docs/action.md).")
+    forbidden_advice = ("; upload the plan (the plan-path output) and let a trusted "
+                        "workflow_run render and post the comment with `rivet-ci post --plan` "
+                        "(see docs/action.md).")
     comment_limit = GitHubForge.comment_limit
 
     def __init__(self, settings: ActionSettings, event: dict[str, Any], ctx: Context) -> None:

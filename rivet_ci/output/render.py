@@ -25,15 +25,16 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 
-from rivet_ci.core.comment.picture import CampaignPicture
+from rivet_ci.core.comment.picture import CampaignPicture, mermaid_text
 from rivet_ci.core.comment.view import (
+    FIT_ORDER,
     ISOLATION_WORDS,
     ChangedRow,
     CommentView,
     WhyPart,
     isolation_words,
 )
-from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
+from rivet_ci.core.common.limits import CODE_SPAN_MAX_FENCE, STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.text import people_numbers, plural
 from rivet_ci.errors import UsageError
 from rivet_ci.output.sink import UntrustedPathError, read_nofollow
@@ -110,9 +111,11 @@ def _code_span(value: object, *, cell: bool) -> Md:
             text = text.replace("|", "\\|")
         pad = "" if text.strip() else " "
         return Md(f"`{pad}{text}{pad}`")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    if longest >= CODE_SPAN_MAX_FENCE:  # no fence can hold it: escaped text instead
+        return Md(md_text(text))
     if cell:  # GFM splits a table row at `|` even inside code spans unless escaped
         text = text.replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return Md(f"{fence}{pad}{text}{pad}{fence}")
@@ -147,11 +150,11 @@ def code_block(value: object, info: str = "") -> Md:
 
 def mermaid(picture: object) -> Md:
     """The campaign picture as a ```mermaid block. Only a `CampaignPicture` is accepted: its
-    labels were escaped when it was built (core/comment/picture.py), and it holds no backtick,
-    so the fence cannot be closed from inside."""
+    labels are escaped as it is written (`core/comment/picture.mermaid_text`), and it holds no
+    backtick, so the fence cannot be closed from inside."""
     if not isinstance(picture, CampaignPicture):
         return Md("")
-    text = picture.text.replace("`", "#96;")
+    text = mermaid_text(picture).replace("`", "#96;")
     return Md(f"```mermaid\n{text}\n```")
 
 
@@ -205,20 +208,11 @@ def score_change(row: ChangedRow) -> Md:
               f"({signed(row.delta or 0)})")
 
 
-# Keyed by the parts object (rows changed the same way share it, see comment_view._why_parts).
-_WHY_MD: dict[tuple[int, bool], tuple[Sequence[WhyPart], Md]] = {}
-
-
-def why(parts: Sequence[WhyPart], *, cell: bool = True) -> Md:
+def why(parts: Sequence[WhyPart], *, cell: bool = True,
+        cache: RenderCache | None = None) -> Md:
     """A row's why: `+weak_cursor −strong_cursor`, `chunk windows 48 → 192`, `🔒 runs alone
-    on replica_a`."""
-    key = (id(parts), cell)
-    hit = _WHY_MD.get(key)
-    if hit is None or hit[0] is not parts:
-        if len(_WHY_MD) > 10_000:
-            _WHY_MD.clear()
-        hit = _WHY_MD[key] = (parts, _why(parts, cell=cell))
-    return hit[1]
+    on replica_a` (with `cache`: each why object rendered once per rendering)."""
+    return cache.why(parts, cell=cell) if cache is not None else _why(parts, cell=cell)
 
 
 def _config_value(value: str | None, *, name: bool, span: Callable[[object], Md]) -> str:
@@ -280,54 +274,72 @@ def names(values: Sequence[object], *, limit: int = 5, total: int | None = None)
     return Md(", ".join(shown) + (f" and {rest:,} more" if rest > 0 else ""))
 
 
+def _cache(context: jinja2.runtime.Context) -> RenderCache | None:
+    cache = context.get("render_cache")
+    return cache if isinstance(cache, RenderCache) else None
+
+
 @jinja2.pass_context
 def _table_row_filter(context: jinja2.runtime.Context, r: ChangedRow) -> Md:
-    cache = context.get("row_cache")
-    if isinstance(cache, RowCache):
-        return cache.table_row(r)
-    return table_row(r)
+    cache = _cache(context)
+    return cache.table_row(r) if cache is not None else table_row(r)
 
 
 @jinja2.pass_context
 def _details_filter(context: jinja2.runtime.Context, r: ChangedRow) -> Md:
-    cache = context.get("row_cache")
-    if isinstance(cache, RowCache):
-        return cache.details_entry(r)
-    return details_entry(r)
+    cache = _cache(context)
+    return cache.details_entry(r) if cache is not None else details_entry(r)
 
 
-class RowCache:
-    """Each row's Markdown, rendered once and reused by every budget (keyed by the row object,
-    which every `CommentView.with_budget` copy shares)."""
+@jinja2.pass_context
+def _why_filter(context: jinja2.runtime.Context, parts: Sequence[WhyPart], *,
+                cell: bool = True) -> Md:
+    return why(parts, cell=cell, cache=_cache(context))
+
+
+class RenderCache:
+    """What one rendering of the comment computes once — from one view, for every output it
+    is rendered into (the comment, its short form, the job summary) and every budget tried:
+    each row's Markdown, its details entry and each why's. Keyed by the object (rows are shared
+    by every `CommentView.with_budget` copy, whys by rows changed alike); owned by the one
+    rendering that creates it, so nothing is shared between renderings by object identity."""
 
     def __init__(self) -> None:
         self._rows: dict[int, tuple[ChangedRow, Md]] = {}
         self._details: dict[int, tuple[ChangedRow, Md]] = {}
+        self._whys: dict[tuple[int, bool], tuple[Sequence[WhyPart], Md]] = {}
 
     def table_row(self, r: ChangedRow) -> Md:
         hit = self._rows.get(id(r))
         if hit is None or hit[0] is not r:
-            hit = self._rows[id(r)] = (r, table_row(r))
+            hit = self._rows[id(r)] = (r, table_row(r, self))
         return hit[1]
 
     def details_entry(self, r: ChangedRow) -> Md:
         hit = self._details.get(id(r))
         if hit is None or hit[0] is not r:
-            hit = self._details[id(r)] = (r, details_entry(r))
+            hit = self._details[id(r)] = (r, details_entry(r, self))
+        return hit[1]
+
+    def why(self, parts: Sequence[WhyPart], *, cell: bool) -> Md:
+        hit = self._whys.get((id(parts), cell))
+        if hit is None or hit[0] is not parts:
+            hit = self._whys[(id(parts), cell)] = (parts, _why(parts, cell=cell))
         return hit[1]
 
 
-def table_row(r: ChangedRow) -> Md:
+def table_row(r: ChangedRow, cache: RenderCache | None = None) -> Md:
     """One row of the changes table (measured per row to choose how many fit)."""
     mark = f"❌{NBSP}" if r.blocking else f"✔️{NBSP}" if r.waived else ""
     return Md(f"| {mark}{link(cell_code(r.export_name), r.url)} | {score_change(r)} | "
               f"{arrow(r.class_base, r.class_head)} | {arrow(r.cost_base, r.cost_head)} | "
-              f"{arrow(r.wave_base, r.wave_head)} | {why(r.why)} |")
+              f"{arrow(r.wave_base, r.wave_head)} | {why(r.why, cache=cache)} |")
 
 
-def details_entry(r: ChangedRow) -> Md:
+def details_entry(r: ChangedRow, cache: RenderCache | None = None) -> Md:
     """One export's entry in the "Reasons per export" section."""
-    lines = [f"**{link(code(r.export_name), r.url)}** — {why(r.why, cell=False)}", ""]
+    lines = [f"**{link(code(r.export_name), r.url)}** — {why(r.why, cell=False, cache=cache)}",
+             ""]
     # (the kinds in the why above link to the scoring rules; these are plain code)
     lines += [f"- {code(reason.kind)} {md_text(people_numbers(reason.message))}"
               for reason in r.reasons]
@@ -338,7 +350,7 @@ _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 FILTERS: dict[str, Callable[..., Any]] = {
     "code": code, "cell_code": cell_code, "link": link, "arrow": arrow,
-    "score_change": score_change, "why": why, "plural": plural_filter, "names": names,
+    "score_change": score_change, "why": _why_filter, "plural": plural_filter, "names": names,
     "signed": signed, "table_row": _table_row_filter, "details_entry": _details_filter,
     "inline_code": inline_code, "code_block": code_block, "mermaid": mermaid,
     "isolation": isolation,
@@ -484,12 +496,12 @@ def template_environment(user_dir: Path | None = None, *,
 
 
 def render_comment(view: CommentView, env: jinja2.Environment,
-                   cache: RowCache | None = None) -> str:
+                   cache: RenderCache | None = None) -> str:
     started = time.monotonic()
     # Reviewed opt-outs: the marker and digest lines are built by core/marker.py and
     # core/since.py (base64 payload), the hint by review_comment.py from code spans.
     context = {"view": view, "marker": Md(view.marker), "digest": Md(view.digest),
-               "row_cache": cache, "hint": Md(view.full_report_hint)}
+               "render_cache": cache, "hint": Md(view.full_report_hint)}
     try:
         with _deadline(RENDER_DEADLINE_S):
             chunks, size = [], 0
@@ -530,28 +542,40 @@ def fit_rows(fixed: int, lengths: Sequence[int], limit: int) -> int:
     return count
 
 
+class CommentTooLongError(TemplateLimitError):
+    """The comment is over its limit with every part that may go left out (a template that
+    writes that much whatever the view holds)."""
+
+
 def render_within_limit(
     view: CommentView, env: jinja2.Environment, limit: int, *,
-    max_rows: int | None = None, cache: RowCache | None = None,
+    max_rows: int | None = None, cache: RenderCache | None = None,
     lengths: Sequence[int] | None = None, details: bool = True,
 ) -> tuple[str, CommentView]:
-    """Render within `limit` characters: the rows that fit, chosen from their measured lengths.
+    """Render within `limit` characters, leaving out whole parts — never cutting a text.
 
-    Rows are built once (the view) and measured once (`lengths`, reusable across limits); the
-    comment is rendered once, twice when the details section has to go, and only a PR with
-    thousands of config errors needs the hard cut at the end.
+    Rows are built once (the view) and measured once (`lengths`, reusable across limits). In
+    order: everything, with the folded reasons per export, when it fits; else the rows that
+    fit without them, chosen from their measured lengths; and when even no row at all is over
+    the limit, the parts of `FIT_ORDER` go, least important first, each cut item by item
+    (`fit_parts`), and the comment says what it left out. Raises `CommentTooLongError` when
+    the template writes more than `limit` with all of that gone (never the built-in one: what
+    always stays is bounded, core/comment/shown.py).
     """
     cap = len(view.rows) if max_rows is None else min(max_rows, len(view.rows))
-    cache = cache or RowCache()
+    cache = cache or RenderCache()
     lengths = row_lengths(view, cache) if lengths is None else lengths
     with_details = view.with_budget(cap, True)
     # Rows and their details must fit with room to spare, else details go without rendering.
-    needed = sum(len(cache.details_entry(r)) + 2 for r in with_details.rows) if details else 0
+    needed = (sum(len(cache.details_entry(r)) + 2 for r in with_details.rows)
+              if details and sum(lengths[:cap]) < limit else limit)
     if details and sum(lengths[:cap]) + needed < limit:
         body = render_comment(with_details, env, cache)
         if len(body) <= limit:
             return body, with_details
     bare = render_comment(view.with_budget(0, False), env, cache)
+    if len(bare) > limit:
+        view, bare = fit_parts(view, env, limit, cache)
     # Rows without their details: measure one row's share of `lengths` from the table alone.
     keep = fit_rows(len(bare) + 200, lengths[:cap], limit)
     chosen = view.with_budget(min(keep, cap), False)
@@ -559,13 +583,43 @@ def render_within_limit(
     while len(body) > limit and chosen.rows:  # the estimate was short (never in practice)
         chosen = view.with_budget(len(chosen.rows) * 9 // 10, False)
         body = render_comment(chosen, env, cache)
-    if len(body) <= limit:
-        return body, chosen
-    # Even the shortest form is too long (thousands of config errors): cut hard, keep the marker.
-    note = f"\n\n_…truncated: the full report is in {view.full_report_hint}._\n"
-    return body[: limit - len(note)] + note, chosen
+    return body, chosen
 
 
-def row_lengths(view: CommentView, cache: RowCache) -> list[int]:
+def fit_parts(view: CommentView, env: jinja2.Environment, limit: int,
+              cache: RenderCache) -> tuple[CommentView, str]:
+    """`view` (and its body without rows) with the parts of `FIT_ORDER` cut, first to last,
+    until the body is within `limit`: each part keeps as many of its first items as fit (a
+    binary search over renderings of the row-less comment), or goes whole."""
+    def bare(candidate: CommentView) -> str:
+        return render_comment(candidate.with_budget(0, False), env, cache)
+
+    body = bare(view)
+    for part in FIT_ORDER:
+        size = view.size(part)
+        if not size:
+            continue
+        without = view.trimmed(part, 0)
+        shorter = bare(without)
+        if len(shorter) > limit:  # not enough: all of it goes, and the next part too
+            view, body = without, shorter
+            continue
+        low, high = 0, size - 1  # `low` items fit; more than `high` do not
+        found = (without, shorter)
+        while low < high:
+            middle = (low + high + 1) // 2
+            candidate = view.trimmed(part, middle)
+            text = bare(candidate)
+            if len(text) <= limit:
+                low, found = middle, (candidate, text)
+            else:
+                high = middle - 1
+        return found
+    raise CommentTooLongError(
+        f"the comment template writes {len(body):,} characters with every section that may go "
+        f"left out, over the limit of {limit:,}")
+
+
+def row_lengths(view: CommentView, cache: RenderCache) -> list[int]:
     """The rendered length of each table row (with its newline), measured once per view."""
     return [len(cache.table_row(r)) + 1 for r in view.rows]

@@ -32,7 +32,7 @@ from rivet_ci.core.gate.policy import GatePolicy, GateResult, evaluate_gate
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.core.plan.planner import FactsOrigin
 from rivet_ci.output.redaction import Redactor
-from rivet_ci.review.comment import Bodies, CommentOptions, render_comments
+from rivet_ci.review.comment import Bodies, CommentOptions, render_comments, reviewed
 from rivet_ci.review.pull_request import (
     FactsCollector,
     HistoryReader,
@@ -107,7 +107,8 @@ class Report:
             pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
-            version=__version__, review=pr.review_json)
+            version=__version__, review=pr.review_json,
+            waiver_problems=pr.waiver_problems)
 
     def document_text(self) -> str:
         return dump_json(self.document())
@@ -127,7 +128,8 @@ class Report:
             pr.document_base, pr.document_head, pr.diff, self.gate, base_sha=pr.base_sha,
             head_sha=pr.head_sha,
             changed_files=pr.changed_files_json, generated_at=self.timestamp,
-            version=__version__, review=pr.review_json, layout=layout, coverage=covered)
+            version=__version__, review=pr.review_json, layout=layout, coverage=covered,
+            waiver_problems=pr.waiver_problems)
 
 
 def plan_both_sides(sides: Sides, facts: FactsSource) -> PullRequestPlan:
@@ -165,7 +167,7 @@ def review_pull_request(
         on_document(report)
     if comment is None:
         return report
-    bodies = render_comments(pr, gate, comment, timestamp=report.timestamp, now=report.now,
-                             redact=redact, waiver_in_pr=policy.waiver_in_pr,
+    bodies = render_comments(reviewed(pr, gate), comment, timestamp=report.timestamp,
+                             now=report.now, redact=redact, waiver_in_pr=policy.waiver_in_pr,
                              waivers_file=sides.waivers_file)
     return dataclasses.replace(report, bodies=bodies)

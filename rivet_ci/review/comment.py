@@ -13,8 +13,9 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
@@ -29,15 +30,17 @@ from rivet_ci.core.comment.view import (
     build_comment_view,
     facts_description,
 )
+from rivet_ci.core.common.fast_model import replace
 from rivet_ci.core.common.limits import STEP_SUMMARY_LIMIT
 from rivet_ci.core.common.patterns import COMMIT_SHA
 from rivet_ci.core.gate.diff import PlanDiff
 from rivet_ci.core.gate.policy import GateResult
 from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE, WAIVABLE_KINDS, waiver_comment
-from rivet_ci.core.plan.planner import Plan
+from rivet_ci.core.plan.planner import ConfigPlan, Plan
 from rivet_ci.output.redaction import Redactor
 from rivet_ci.output.render import (
-    RowCache,
+    CommentTooLongError,
+    RenderCache,
     code,
     link,
     render_within_limit,
@@ -45,6 +48,9 @@ from rivet_ci.output.render import (
     template_environment,
 )
 from rivet_ci.review.pull_request import PullRequestPlan
+
+if TYPE_CHECKING:  # reading a plan document back imports its definition (plan_format): not here
+    from rivet_ci.core.formats.diff_reader import PullRequestRecord
 
 SHORT_COMMENT_LIMIT = 16_000  # posted when the forge rejects the full comment as too long
 # The comment's link to the scoring rules: rivet-ci's own repository, at a ref that exists.
@@ -63,9 +69,15 @@ def docs_ref(action_repository: str | None = None, action_ref: str | None = None
     tag the runner fetched, so it exists), else this version's tag once it is released, else
     the default branch."""
     if (action_repository or "").lower() == DOCS_REPOSITORY and action_ref and (
-            COMMIT_SHA.fullmatch(action_ref) or _RELEASE_REF.fullmatch(action_ref)):
+            is_docs_ref(action_ref)):
         return action_ref
     return f"v{version}" if version in RELEASED_VERSIONS else "main"
+
+
+def is_docs_ref(ref: str) -> bool:
+    """Whether `ref` names a ref of rivet-ci's repository that exists once it is used: a full
+    commit sha, or a release tag `vX[.Y[.Z]]`."""
+    return bool(COMMIT_SHA.fullmatch(ref) or _RELEASE_REF.fullmatch(ref))
 
 
 def rules_url(ref: str | None = None) -> str:
@@ -79,6 +91,46 @@ class Bodies:
     short: str
     summary: str
     view: CommentView
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What a pull request's comment is rendered from: its review, as this run planned it
+    (`reviewed`) or as its plan.json records it (`reviewed_record`: `rivet-ci post` and
+    `rivet-ci show` render the comment the action would have from it)."""
+
+    base_sha: str
+    head_sha: str
+    diff: PlanDiff
+    gate: GateResult
+    head: Plan  # the head of the review: what the picture draws; its facts
+    # The head's exports the diff does not list one by one (for "since your last push").
+    unchanged: tuple[ConfigPlan, ...]
+    checked: Mapping[str, int]
+    waiver_problems: tuple[str, ...]
+    quiet: bool
+
+
+def reviewed(pr: PullRequestPlan, gate: GateResult) -> Reviewed:
+    return Reviewed(
+        base_sha=pr.base_sha, head_sha=pr.head_sha, diff=pr.diff, gate=gate, head=pr.head,
+        unchanged=tuple(c for c in pr.head.configs if c.path in pr.diff.unchanged_files),
+        checked=pr.checked(), waiver_problems=tuple(p.render() for p in pr.waiver_problems),
+        quiet=pr.quiet)
+
+
+def reviewed_record(record: PullRequestRecord) -> Reviewed:
+    """The review a plan document records. Its diff lists only the changed exports: every
+    other export of the review's head counts as unchanged (as the review compared it)."""
+    listed = {(c.config_path, c.export_name) for c in record.diff.exports}
+    unchanged = tuple(
+        replace(c, {"exports": tuple(e for e in c.exports
+                                     if (c.path, e.export_name) not in listed)})
+        for c in record.head.configs)
+    return Reviewed(
+        base_sha=record.base_sha, head_sha=record.head_sha, diff=record.diff, gate=record.gate,
+        head=record.head, unchanged=unchanged, checked=record.checked(),
+        waiver_problems=tuple(p.render() for p in record.waiver_problems), quiet=record.quiet)
 
 
 @functools.cache
@@ -124,42 +176,44 @@ class CommentOptions:
 
 
 def render_comments(
-    pr: PullRequestPlan, gate: GateResult, options: CommentOptions, *, timestamp: str,
-    now: datetime, redact: Redactor | None = None, waiver_in_pr: str = "block",
-    waivers_file: str | None = None,
+    review: Reviewed, options: CommentOptions, *, timestamp: str, now: datetime,
+    redact: Redactor, waiver_in_pr: str = "block", waivers_file: str | None = None,
 ) -> Bodies:
-    """Every body. With `redact`, the view is scrubbed before anything is escaped (a secret is
-    masked while still plain) and the digest's labels before they are compressed; the caller
-    still writes the bodies through its output boundary."""
+    """Every body. The view is built once, every value redacted by `redact` and bounded before
+    anything is escaped (`core/comment/shown.py`), the digest's labels redacted before they
+    are compressed; the caller still writes the bodies through its output boundary."""
     previous_body = options.previous_body()
-    since = (since_last_push(read_digest(previous_body), pr.head_sha, pr.diff,
-                             [c for c in pr.head.configs if c.path in pr.diff.unchanged_files])
+    diff = review.diff
+    since = (since_last_push(read_digest(previous_body), review.head_sha, diff,
+                             review.unchanged)
              if previous_body else None)
-    view = build_comment_view(pr.diff, gate, ViewOptions(
-        gate_id=options.gate_id, marker=make_marker(options.gate_id, pr.head_sha, timestamp),
-        base_sha=pr.base_sha, head_sha=pr.head_sha,
-        facts=facts_description(pr.head.facts, now, max_age=options.facts_max_age),
-        run_url=options.run_url,
-        digest=make_digest(pr.head_sha, pr.diff, clean=redact or str, since=since), since=since,
-        link=options.links(pr.head_sha), rules_url=rules_url(options.docs_at),
-        waiver_hints=waiver_hints(gate),
+    view = build_comment_view(diff, review.gate, ViewOptions(
+        gate_id=options.gate_id, marker=make_marker(options.gate_id, review.head_sha, timestamp),
+        base_sha=review.base_sha, head_sha=review.head_sha,
+        facts=facts_description(review.head.facts, now, max_age=options.facts_max_age),
+        mask=redact, run_url=options.run_url,
+        digest=make_digest(review.head_sha, diff, clean=redact, since=since), since=since,
+        link=options.links(review.head_sha), rules_url=rules_url(options.docs_at),
+        waiver_hints=waiver_hints(review.gate),
         full_report_hint=options.hint or report_hint(options.run_url), waiver_in_pr=waiver_in_pr,
-        checked=pr.checked(), waiver_problems=tuple(p.render() for p in pr.waiver_problems),
-        waivers_file=waivers_file or DEFAULT_WAIVERS_FILE, head=pr.head, quiet=pr.quiet))
-    if redact is not None:
-        view = redact.scrub(view)
+        checked=review.checked, waiver_problems=review.waiver_problems,
+        waivers_file=waivers_file or DEFAULT_WAIVERS_FILE, head=review.head,
+        quiet=review.quiet))
     env = (_builtin_environment() if options.template_dir is None
            and options.template_files is None
            else template_environment(options.template_dir, files=options.template_files))
-    cache = RowCache()
+    cache = RenderCache()  # this rendering's: every body below reuses its rows
     lengths = row_lengths(view, cache)
     cap = TOP_ROWS_LARGE if view.large else None
     # A large PR's comment leads with the summary and grouped causes; its top rows' reasons
     # are in the job summary with every other row.
     comment, _ = render_within_limit(view, env, options.comment_limit, max_rows=cap,
                                      cache=cache, lengths=lengths, details=not view.large)
-    short, _ = render_within_limit(view, env, SHORT_COMMENT_LIMIT, max_rows=cap, cache=cache,
-                                   lengths=lengths, details=not view.large)
+    try:
+        short, _ = render_within_limit(view, env, SHORT_COMMENT_LIMIT, max_rows=cap,
+                                       cache=cache, lengths=lengths, details=not view.large)
+    except CommentTooLongError:  # a template too long for the fallback: no shorter form
+        short = comment
     summary_view = view.model_copy(update={
         "full_report_hint": options.summary_hint or f"{code('plan.json')}"})
     summary, _ = render_within_limit(summary_view, env, STEP_SUMMARY_LIMIT, cache=cache,
@@ -173,21 +227,15 @@ def waiver_hints(gate: GateResult) -> dict[int, str]:
             if f.kind in WAIVABLE_KINDS and f.export_name}
 
 
-def comment_from_document(
-    diff: PlanDiff, gate: GateResult, head: Plan, *, base_sha: str, head_sha: str,
-    timestamp: str, facts_text: str, comment_limit: int, gate_id: str = "default",
-    links: LinkFor | None = None, hint: str | None = None,
-) -> str:
-    """The comment of a pull request re-rendered from its `plan.json` (`rivet-ci show
-    --format markdown`): the same view and template, without "since your last push" (the
-    previous comment is not in the document). Within `comment_limit`, like the action's."""
-    view = build_comment_view(diff, gate, ViewOptions(
-        gate_id=gate_id, marker=make_marker(gate_id, head_sha, timestamp),
-        base_sha=base_sha, head_sha=head_sha, facts=facts_text, link=links,
-        rules_url=rules_url(), waiver_hints=waiver_hints(gate),
-        full_report_hint=hint or f"{code('plan.json')}", head=head))
-    cache = RowCache()
-    body, _ = render_within_limit(view, _builtin_environment(), comment_limit,
-                                  max_rows=TOP_ROWS_LARGE if view.large else None, cache=cache,
-                                  details=not view.large)
-    return body
+def comment_from_record(
+    record: PullRequestRecord, options: CommentOptions, *, redact: Redactor,
+    waiver_in_pr: str = "block", waivers_file: str | None = None,
+    facts_at: datetime | None = None,
+) -> Bodies:
+    """The comment a pull request's plan.json records, rendered as the action rendered it: the
+    same view and template, marked with the review's time (`generated_at`), the facts' age as
+    it was then (`facts_at`: default that time)."""
+    stamp = record.generated_at
+    at = facts_at or datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return render_comments(reviewed_record(record), options, timestamp=stamp, now=at,
+                           redact=redact, waiver_in_pr=waiver_in_pr, waivers_file=waivers_file)

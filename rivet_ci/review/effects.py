@@ -47,7 +47,7 @@ class Effects(Protocol):
         """Step outputs (written again when a later value changes)."""
 
     def write_comment(self, body: str) -> None:
-        """The comment file (what a fork's read-only run leaves for `rivet-ci post`)."""
+        """The comment file (the rendered comment, kept when it cannot be posted)."""
 
     def write_summary(self, text: str) -> None:
         """The job summary."""
@@ -86,6 +86,14 @@ def review_outputs(report: Report, paths: OutputPaths) -> dict[str, OutputValue]
     }
 
 
+def annotated(gate: GateResult, findings: Sequence[Finding], redact: Redactor,
+              ) -> tuple[GateResult, tuple[Finding, ...]]:
+    """What the annotations say, redacted before their writer escapes it (`%25`, `%0A`, ...:
+    spellings the output boundary's scan of the printed line would not know)."""
+    scrubbed: tuple[GateResult, tuple[Finding, ...]] = redact.scrub((gate, tuple(findings)))
+    return scrubbed
+
+
 def gate_word(gate: GateResult) -> str:
     return "passed" if gate.passed else "failed"
 
@@ -120,7 +128,7 @@ def publish_review(
     body, short = redact(bodies.comment), redact(bodies.short)
     effects.write_comment(body)
     effects.write_summary(bodies.summary)
-    errors = effects.annotate(report.gate, report.pr.diff.findings)
+    errors = effects.annotate(*annotated(report.gate, report.pr.diff.findings, redact))
     posted = effects.post(report, body, short)
     if posted is not None:
         effects.write_outputs({"comment-url": posted.url or "", "comment-posted": posted.shown})
@@ -149,11 +157,11 @@ def record_outputs(record: RecordPlan, gate: GateResult, paths: OutputPaths,
 
 def publish_record(record: RecordPlan, gate: GateResult, effects: Effects, *,
                    paths: OutputPaths, layout: Layout, generated_at: str,
-                   summary: str) -> list[Problem]:
+                   summary: str, redact: Redactor) -> list[Problem]:
     """The plan of record's effects, in the same order: plan document, outputs, job summary,
     annotations (no comment). Returns the facts file's errors."""
     effects.write_plan(record.document_chunks(generated_at=generated_at, layout=layout),
                        record.plan.configs)
     effects.write_outputs(record_outputs(record, gate, paths))
     effects.write_summary(summary)
-    return effects.annotate(gate, record.findings)
+    return effects.annotate(*annotated(gate, record.findings, redact))

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from rivet_ci.core.common.patterns import COMMIT_SHA_PREFIX, GATE_ID
+from rivet_ci.core.common.patterns import COMMIT_SHA_PREFIX, GATE_ID, UTC_TIMESTAMP
 
 __all__ = [
     "Marker",
@@ -30,7 +30,6 @@ __all__ = [
     "same_apart_from_timestamp",
 ]
 
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 # Fields are parsed as generic key=value pairs so a later version may add fields without
 # making today's comments unrecognisable (and vice versa).
 # Linear on any body (every comment on a pull request is parsed, whoever wrote it): the fields
@@ -58,7 +57,7 @@ class Marker:
             raise ValueError(
                 f"head sha {self.head_sha!r} must be 7-64 lowercase hexadecimal digits"
             )
-        if not _TIMESTAMP.fullmatch(self.timestamp):
+        if not UTC_TIMESTAMP.fullmatch(self.timestamp):
             raise ValueError(
                 f"timestamp {self.timestamp!r} must look like 2026-11-29T12:00:00Z (UTC)"
             )

@@ -8,16 +8,17 @@ whatever the plan's size: at most `MAX_GROUPS_PER_WAVE` boxes per wave (the ones
 first, then the heaviest), the rest folded into one `and N more groups` box, and at most
 `MAX_NAMED` export names per box.
 
-Every label is PR data (group and export names) and is escaped here, character by character,
-into Mermaid's entity codes (`#35;`): nothing in a name can end a label, start a statement, a
-link or a directive, close the Markdown fence, or carry markup — the only markup in a label is
-the `<br/>` this module writes between lines.
+The picture is data (`CampaignPicture`: group and export names as they are), part of the view
+model, so the view's one pass of redaction and bounds sees every name before anything escapes
+it. `mermaid_text` writes it when the comment is rendered: every name is escaped there,
+character by character, into Mermaid's entity codes (`#35;`), so nothing in a name can end a
+label, start a statement, a link or a directive, close the Markdown fence, or carry markup — the
+only markup in a label is the `<br/>` written between lines.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -38,18 +39,60 @@ CLASS_DEFS = (
     "classDef more fill:#f6f8fa,stroke:#8c959f,color:#57606a,stroke-dasharray:4 3",
     "classDef wave fill:transparent,stroke:#8c959f",
 )
+_STYLES = frozenset({"added", "moved", "heavy"})  # a box's style is one of these classes
 
 
-class CampaignPicture(BaseModel):
-    """The Mermaid source (every label escaped) and what it shows."""
+class PictureName(BaseModel):
+    """An export named in a box: what the PR did to it (`+ new:`, `moved:`, `🔒`) and its name."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    text: str
-    waves: int
+    prefix: str
+    name: str
+
+
+class PictureBox(BaseModel):
+    """One source group in one wave: `replica_a · 3 exports · 2 heavy`, then the exports this
+    pull request added or moved (or isolated ones), or a line for a mass change."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    group: str
+    exports: int
+    heavy: int
+    names: tuple[PictureName, ...] = ()
+    note: str | None = None  # rivet-ci's words: `all 6 moved`, `and 2 more marked`
+    style: str | None = None  # the class it is drawn in (`added`, `moved`, `heavy`)
+
+
+class PictureWave(BaseModel):
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    wave: int
+    exports: int
+    boxes: tuple[PictureBox, ...]
+    more_groups: int = 0  # groups folded into one `and N more groups` box
+    more_exports: int = 0
+
+
+class CampaignPicture(BaseModel):
+    """The head campaign as data (names as they are); `mermaid_text` writes it, escaping every
+    label, when the comment is rendered — so the view's values are redacted and bounded before
+    any of them is escaped."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    columns: tuple[PictureWave, ...]  # one per wave, in order
     groups: int
-    boxes: int
     highlighted: int  # exports the PR added or moved
+
+    @property
+    def waves(self) -> int:
+        return len(self.columns)
+
+    @property
+    def boxes(self) -> int:
+        return sum(len(w.boxes) + (1 if w.more_groups else 0) for w in self.columns)
 
     @property
     def collapsed(self) -> bool:
@@ -124,76 +167,95 @@ def build_picture(head: Plan, diff: PlanDiff) -> CampaignPicture | None:
     waves: dict[int, dict[str, _Box]] = {}
     for (wave, _group), box in boxes.items():
         waves.setdefault(wave, {})[box.group] = box
-    return _render(waves, highlighted)
+    return _picture(waves, highlighted)
 
 
-def _names(prefix: str, names: Iterable[str], budget: int) -> list[str]:
-    return [f"{prefix} {label_text(n)}" for n in list(names)[:max(budget, 0)]]
-
-
-def _box_label(box: _Box) -> tuple[str, str | None]:
+def _box(box: _Box) -> PictureBox:
     count = box.count
-    head = f"{label_text(box.group)} · {count:,} export{'s' if count != 1 else ''}"
-    if box.heavy:
-        head += f" · {len(box.heavy):,} heavy"
-    lines = [head]
+    heavy = len(box.heavy)
     if count > 1 and len(box.added) + len(box.moved) == count:  # a mass change: no names
         what = "new or moved" if box.added and box.moved else "new" if box.added else "moved"
-        return "<br/>".join([head, f"all {count:,} {what}"]), "added" if box.added else "moved"
+        return PictureBox(group=box.group, exports=count, heavy=heavy,
+                          note=f"all {count:,} {what}", style="added" if box.added else "moved")
     if count > 1 and len(box.isolated) == count and not (box.added or box.moved):
-        return "<br/>".join([head, f"🔒 all {count:,} isolated"]), "heavy"
-    budget = MAX_NAMED
-    for prefix, names in (("+ new:", box.added), ("moved:", box.moved),
-                          ("🔒", [n for n in box.isolated if n not in box.added + box.moved])):
-        shown = _names(prefix, names, budget)
-        budget -= len(shown)
-        lines += shown
-    named = sum(len(x) for x in (box.added, box.moved)) + len(
-        [n for n in box.isolated if n not in box.added + box.moved])
-    if named > MAX_NAMED:
-        lines.append(f"and {named - MAX_NAMED:,} more marked")
-    kind = ("added" if box.added else "moved" if box.moved
-            else "heavy" if len(box.heavy) >= 2 or box.isolated else None)
-    return "<br/>".join(lines), kind
+        return PictureBox(group=box.group, exports=count, heavy=heavy,
+                          note=f"🔒 all {count:,} isolated", style="heavy")
+    marked = [*(("+ new:", n) for n in box.added), *(("moved:", n) for n in box.moved),
+              *(("🔒", n) for n in box.isolated if n not in box.added + box.moved)]
+    note = f"and {len(marked) - MAX_NAMED:,} more marked" if len(marked) > MAX_NAMED else None
+    style = ("added" if box.added else "moved" if box.moved
+             else "heavy" if heavy >= 2 or box.isolated else None)
+    return PictureBox(group=box.group, exports=count, heavy=heavy,
+                      names=tuple(PictureName(prefix=p, name=n) for p, n in marked[:MAX_NAMED]),
+                      note=note, style=style)
 
 
-def _render(waves: dict[int, dict[str, _Box]], highlighted: int) -> CampaignPicture:
+def _picture(waves: dict[int, dict[str, _Box]], highlighted: int) -> CampaignPicture:
+    drawn: list[PictureWave] = []
+    groups: set[str] = set()
+    for wave in sorted(waves):
+        members = waves[wave]
+        groups.update(members)
+        ranked = sorted(members.values(), key=_Box.rank)
+        rest = ranked[MAX_GROUPS_PER_WAVE:]
+        drawn.append(PictureWave(
+            wave=wave, exports=sum(b.count for b in members.values()),
+            boxes=tuple(_box(b) for b in ranked[:MAX_GROUPS_PER_WAVE]),
+            more_groups=len(rest), more_exports=sum(b.count for b in rest)))
+    return CampaignPicture(columns=tuple(drawn), groups=len(groups),
+                           highlighted=highlighted)
+
+
+# -- the Mermaid text (written when the comment is rendered) --------------------------------------
+
+def _label(box: PictureBox) -> str:
+    head = f"{label_text(box.group)} · {box.exports:,} export{'s' if box.exports != 1 else ''}"
+    if box.heavy:
+        head += f" · {box.heavy:,} heavy"
+    lines = [head, *(f"{_ours(n.prefix)} {label_text(n.name)}" for n in box.names)]
+    if box.note:
+        lines.append(_ours(box.note))
+    return "<br/>".join(lines)
+
+
+_OWN_WORDS = re.compile(r"(?:\+ new:|moved:|🔒)|(?:🔒 )?(?:all|and) [\d,]+ [a-z ]+")
+
+
+def _ours(text: str) -> str:
+    """Words this module wrote (a prefix, a note) as they are; anything else escaped."""
+    return text if _OWN_WORDS.fullmatch(text) else label_text(text)
+
+
+def mermaid_text(picture: CampaignPicture) -> str:
+    """The picture as a Mermaid flowchart: waves left to right, a wave's boxes stacked, every
+    label escaped by `label_text` (the only markup in a label is the `<br/>` written here)."""
     lines = ["flowchart LR", *(f"  {d}" for d in CLASS_DEFS)]
     classes: dict[str, list[str]] = {}
-    boxes = 0
-    groups: set[str] = set()
-    order = sorted(waves)
-    for wave in order:
-        members = waves[wave]
-        total = sum(b.count for b in members.values())
-        groups.update(members)
-        lines.append(f'  subgraph w{wave}["wave {wave} · {total:,} '
-                     f'export{"s" if total != 1 else ""}"]')
+    for wave in picture.columns:
+        w = wave.wave
+        lines.append(f'  subgraph w{w}["wave {w} · {wave.exports:,} '
+                     f'export{"s" if wave.exports != 1 else ""}"]')
         lines.append("    direction TB")
-        ranked = sorted(members.values(), key=_Box.rank)
         nodes = []
-        for i, box in enumerate(ranked[:MAX_GROUPS_PER_WAVE]):
-            node = f"w{wave}g{i}"
-            label, kind = _box_label(box)
-            lines.append(f'    {node}["{label}"]')
+        for i, box in enumerate(wave.boxes):
+            node = f"w{w}g{i}"
+            lines.append(f'    {node}["{_label(box)}"]')
             nodes.append(node)
-            if kind:
-                classes.setdefault(kind, []).append(node)
-        rest = ranked[MAX_GROUPS_PER_WAVE:]
-        if rest:
-            node = f"w{wave}more"
-            count = sum(b.count for b in rest)
-            lines.append(f'    {node}["and {len(rest):,} more groups · {count:,} exports"]')
+            if box.style in _STYLES:
+                classes.setdefault(box.style, []).append(node)
+        if wave.more_groups:
+            node = f"w{w}more"
+            lines.append(f'    {node}["and {wave.more_groups:,} more groups · '
+                         f'{wave.more_exports:,} exports"]')
             classes.setdefault("more", []).append(node)
             nodes.append(node)
         if len(nodes) > 1:  # invisible links stack a wave's boxes in one column
             lines.append("    " + " ~~~ ".join(nodes))
-        boxes += len(nodes)
         lines.append("  end")
+    order = [wave.wave for wave in picture.columns]
     if len(order) > 1:
         lines.append("  " + " --> ".join(f"w{w}" for w in order))
     classes["wave"] = [f"w{w}" for w in order]
     for kind, nodes in classes.items():
         lines.append(f"  class {','.join(nodes)} {kind}")
-    return CampaignPicture(text="\n".join(lines), waves=len(order), groups=len(groups),
-                           boxes=boxes, highlighted=highlighted)
+    return "\n".join(lines)

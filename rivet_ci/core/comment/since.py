@@ -78,16 +78,17 @@ def make_digest(head_sha: str, diff: PlanDiff, limit: int = DIGEST_LIMIT,
     """The hidden digest line for this head (`""` when even the findings do not fit).
 
     `clean` masks secrets in the labels: once compressed, no redactor could find them."""
-    findings = [[finding_key(f), clean(finding_label(f))] for f in diff.findings
-                if f.status == "new"]
-    exports = [[_key(c.config_path, c.export_name), _result(c.head)]
-               for c in _ordered(diff.changed_exports)]
+    new = [f for f in diff.findings if f.status == "new"]
+    changed = _ordered(diff.changed_exports)
     # Start from what can fit (a compressed export entry takes ~10 characters, a finding with
-    # its label ~30), then cut both lists by the share that fits until the line does.
-    keep_f, keep_e = min(len(findings), limit // 60), min(len(exports), limit // 20)
+    # its label ~30), then cut both lists by the share that fits until the line does: only
+    # that many entries are ever written (3,000 findings: 100 keys and labels, not 3,000).
+    keep_f, keep_e = min(len(new), limit // 60), min(len(changed), limit // 20)
+    findings = [[finding_key(f), clean(finding_label(f))] for f in new[:keep_f]]
+    exports = [[_key(c.config_path, c.export_name), _result(c.head)] for c in changed[:keep_e]]
     for _ in range(12):
         payload = {"h": head_sha, "f": findings[:keep_f], "e": exports[:keep_e],
-                   "pf": keep_f < len(findings), "pe": keep_e < len(exports),
+                   "pf": keep_f < len(new), "pe": keep_e < len(changed),
                    # shown again as it is when this head is planned again (a re-run)
                    "s": since.model_dump(mode="json") if since is not None else None}
         raw = zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rivet_ci import RIVET_VERSION
 from rivet_ci.core.comment.picture import CampaignPicture, build_picture
+from rivet_ci.core.comment.shown import Masker, shown
 from rivet_ci.core.comment.since import SinceLastPush
 from rivet_ci.core.common.fast_model import construct
 from rivet_ci.core.common.text import people_numbers, plural, reason_anchor
@@ -101,6 +102,14 @@ class WhyPart(BaseModel):
     after: str | None = None
     name: bool = False  # `config`: the values are names from the config (shown as code)
     url: str | None = None  # `broken`: the config error's line
+
+
+def _part(kind: WhyKind, text: str, *, before: str | None = None, after: str | None = None,
+          url: str | None = None) -> WhyPart:
+    """A why part from values the view computed (of the field types: not validated again,
+    thousands of rows)."""
+    return construct(WhyPart, {"kind": kind, "text": text, "before": before, "after": after,
+                               "name": False, "url": url})
 
 
 # How a config key of `diff.CONFIG_KEYS` is named in a row, and whether its values are names.
@@ -306,6 +315,9 @@ class CommentView(BaseModel):
     waivers_file: str = ".rivet-ci/waivers.yaml"
     picture: CampaignPicture | None = None  # the head campaign (Mermaid), when anything changed
     quiet: bool = False  # the PR changes no config file and no finding
+    # What was left out to fit a size limit (`trimmed`), as the comment names it: `the campaign
+    # picture`, `3 campaign warnings`.
+    left_out: tuple[str, ...] = ()
 
     @property
     def large(self) -> bool:
@@ -317,6 +329,58 @@ class CommentView(BaseModel):
         return self.model_copy(update={
             "rows": kept, "omitted_rows": self.total_rows - len(kept),
             "show_details": details and bool(kept), "details_cut": not details and bool(kept)})
+
+    def size(self, part: FitPart) -> int:
+        """How many items `part` holds (a section of one item: 0 or 1)."""
+        value = getattr(self, part.field)
+        return len(value) if isinstance(value, tuple) else int(value is not None)
+
+    def trimmed(self, part: FitPart, keep: int) -> CommentView:
+        """The same view with only the first `keep` items of `part`, saying what went."""
+        value = getattr(self, part.field)
+        gone = self.size(part) - keep
+        if gone <= 0:
+            return self
+        kept = value[:keep] if isinstance(value, tuple) else None
+        what = part.label if not isinstance(value, tuple) else plural(gone, part.label,
+                                                                      part.plural)
+        return self.model_copy(update={part.field: kept, "left_out": (*self.left_out, what)})
+
+
+@dataclass(frozen=True)
+class FitPart:
+    """A part of the comment the renderer may leave out to fit a size limit: a field of
+    `CommentView` (a tuple, whose items go from the end, or one object), and what the comment
+    calls it when it says what was left out."""
+
+    field: str
+    label: str
+    plural: str | None = None
+
+
+# What goes, first to last, when the comment without any changed row is still over its limit
+# (`output.render.render_within_limit`: before that, the folded reasons go, then rows from the
+# end). Whole items, never part of a text: the comment then says what it left out and where
+# everything is. Every section of the view is listed here or is one of `FIXED_PARTS`
+# (tests/test_comment_fit.py).
+FIT_ORDER: tuple[FitPart, ...] = (
+    FitPart("picture", "the campaign picture"),
+    FitPart("low_confidence", "low-confidence export"),
+    FitPart("renames", "renamed source group"),
+    FitPart("waiver_problems", "waiver line that could not be used",
+            "waiver lines that could not be used"),
+    FitPart("waivers", "waiver note"),
+    FitPart("unplanned_cost", "export of unknown cost", "exports of unknown cost"),
+    FitPart("problems", "configuration error"),
+    FitPart("warnings", "campaign warning"),
+    FitPart("since", "what changed since your last push"),
+    FitPart("summary", "the summary of changes"),
+    FitPart("blocking", "blocking finding"),
+)
+# The parts that always stay: the marker and digest, the headline and what was checked, the
+# counts, the footer's facts and commits (bounded by themselves: rivet-ci's words, names
+# bounded by `shown`); `rows` (and the reasons per export) are cut by the renderer first.
+FIXED_PARTS = frozenset({"rows", "counts", "left_out"})
 
 
 def facts_description(origin: FactsOrigin, now: datetime,
@@ -352,11 +416,11 @@ def detail_changes(base: Reason, head: Reason) -> list[WhyPart]:
             continue
         label = labels.get(name) or ValueLabel(name, name.replace("_", " "))
         suffix = f" {label.unit}" if label.unit else ""
-        parts.append(WhyPart(kind="detail", text=label.label,
-                             before=people_numbers(f"{label.prefix}{old}") + suffix,
-                             after=people_numbers(f"{label.prefix}{value}") + suffix))
+        parts.append(_part("detail", label.label,
+                           before=people_numbers(f"{label.prefix}{old}") + suffix,
+                           after=people_numbers(f"{label.prefix}{value}") + suffix))
     if not parts and len(base.values) != len(head.values):
-        parts.append(WhyPart(kind="text", text=f"{head.kind} reworded"))
+        parts.append(_part("text", f"{head.kind} reworded"))
     return parts
 
 
@@ -366,8 +430,25 @@ def reason_url(rules_url: str | None, kind: str) -> str | None:
     return f"{rules_url}#{reason_anchor(kind)}" if rules_url else None
 
 
+class ViewMemo:
+    """What one view's construction computes once for rows changed alike: a mass change
+    repeats the same why thousands of times. Owned by one `build_comment_view` call (its
+    objects are shared by the rows it builds; the renderer keys its own work by them)."""
+
+    __slots__ = ("config_why", "same_why", "why")
+
+    def __init__(self) -> None:
+        self.why: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
+        # Rows whose reasons differ only in wording share one why object.
+        self.same_why: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
+        self.config_why: dict[tuple[object, ...],
+                              tuple[tuple[WhyPart, ...], tuple[WhyPart, ...]]] = {}
+
+
 def why_parts(change: ExportChange, link: LinkFor | None = None,
-              rules_url: str | None = None) -> tuple[WhyPart, ...]:
+              rules_url: str | None = None, memo: ViewMemo | None = None,
+              ) -> tuple[WhyPart, ...]:
+    memo = memo or ViewMemo()
     if change.status == "not-planned" and change.broken_at is not None:
         at = change.broken_at
         where = f"{at.file}:{at.line}" if at.line else at.file
@@ -375,7 +456,7 @@ def why_parts(change: ExportChange, link: LinkFor | None = None,
         return (WhyPart(kind="broken", text=what, before=where,
                         url=link(at.file, at.line) if link else None),)
     effect = _why_parts(change.base, change.head, change.renamed_from, change.reasons_added,
-                        change.reasons_removed, rules_url=rules_url)
+                        change.reasons_removed, rules_url=rules_url, memo=memo)
     if change.broken_at is not None and any(p.kind == "cleared" for p in effect):
         # Beside exports its file's error kept from being planned: isolation is unknown.
         effect = tuple(WhyPart(kind="unknown", text=change.broken_at.file)
@@ -384,48 +465,35 @@ def why_parts(change: ExportChange, link: LinkFor | None = None,
         return effect
     # The same config change on thousands of rows: one tuple (and one rendering) for all.
     key = (tuple((c.key, c.before, c.after) for c in change.config_changes), id(effect))
-    hit = _CONFIG_WHY.get(key)
-    if hit is None or hit[0] is not effect:
-        if len(_CONFIG_WHY) > 10_000:
-            _CONFIG_WHY.clear()
+    hit = memo.config_why.get(key)
+    if hit is None or hit[0] is not effect:  # (the entry keeps `effect` alive: no reused id)
         parts = tuple(config_part(c) for c in change.config_changes)
-        hit = _CONFIG_WHY[key] = (effect, parts + effect)
+        hit = memo.config_why[key] = (effect, parts + effect)
     return hit[1]
-
-
-_CONFIG_WHY: dict[tuple[object, ...], tuple[tuple[WhyPart, ...], tuple[WhyPart, ...]]] = {}
-
-
-_WHY_CACHE: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
 
 
 def _why_parts(b: ExportRecommendation | None, h: ExportRecommendation | None,
                renamed_from: str | None, reasons_added: tuple[str, ...],
-               reasons_removed: tuple[str, ...], *,
-               rules_url: str | None = None) -> tuple[WhyPart, ...]:
-    # A mass change repeats the same why thousands of times: compute each distinct one once.
+               reasons_removed: tuple[str, ...], *, rules_url: str | None,
+               memo: ViewMemo) -> tuple[WhyPart, ...]:
+    # A mass change repeats the same why thousands of times: compute each distinct one once,
+    # keyed by exactly what `_compute_why` reads (a reason both sides have matters only when
+    # its values moved: `detail_changes`).
+    moved: tuple[object, ...] = ()
+    if b is not None and h is not None:
+        before = {r.kind: r.values for r in b.reasons}
+        moved = tuple((r.kind, before[r.kind], r.values) for r in h.reasons
+                      if r.kind in before and before[r.kind] != r.values)
     key = (renamed_from, reasons_added, reasons_removed, rules_url,
-           None if b is None else (b.cost_class, b.risk_class, b.source_group,
-                                   b.isolate_on_source,
-                                   *((r.message, r.values) for r in b.reasons)),
-           None if h is None else (h.cost_class, h.risk_class, h.source_group,
-                                   h.isolate_on_source,
-                                   *((r.message, r.values) for r in h.reasons)))
-    hit = _WHY_CACHE.get(key)
+           None if b is None else (b.risk_class, b.source_group, b.isolate_on_source),
+           None if h is None else (h.risk_class, h.source_group, h.isolate_on_source), moved)
+    hit = memo.why.get(key)
     if hit is None:
-        if len(_WHY_CACHE) > 10_000:
-            _WHY_CACHE.clear()
-            _SAME_WHY.clear()
         parts = _compute_why(b, h, renamed_from, reasons_added, reasons_removed,
                              rules_url=rules_url)
-        # Rows whose reasons differ only in wording share one why object, so everything keyed
-        # by it (its rendering, its "same change" key) is computed once for all of them.
-        hit = _WHY_CACHE[key] = _SAME_WHY.setdefault(
+        hit = memo.why[key] = memo.same_why.setdefault(
             tuple((p.kind, p.text, p.before, p.after, p.name, p.url) for p in parts), parts)
     return hit
-
-
-_SAME_WHY: dict[tuple[object, ...], tuple[WhyPart, ...]] = {}
 
 
 def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
@@ -434,23 +502,23 @@ def _compute_why(b: ExportRecommendation | None, h: ExportRecommendation | None,
                  rules_url: str | None = None) -> tuple[WhyPart, ...]:
     parts: list[WhyPart] = []
     if renamed_from:
-        parts.append(WhyPart(kind="text", text=f"renamed from {renamed_from}"))
+        parts.append(_part(kind="text", text=f"renamed from {renamed_from}"))
     if h is None:
-        return (*parts, WhyPart(kind="text", text="export removed"))
+        return (*parts, _part(kind="text", text="export removed"))
     if b is None:
-        parts.append(WhyPart(kind="text", text="new export"))
+        parts.append(_part(kind="text", text="new export"))
     if h.isolate_on_source and not (b and b.isolate_on_source):
-        parts.append(WhyPart(kind="isolation", text=h.source_group or "?"))
+        parts.append(_part(kind="isolation", text=h.source_group or "?"))
     elif b is not None and b.isolate_on_source and not h.isolate_on_source:
-        parts.append(WhyPart(kind="cleared", text=b.source_group or "?"))
-    parts += [WhyPart(kind="added", text=k, url=reason_url(rules_url, k))
+        parts.append(_part(kind="cleared", text=b.source_group or "?"))
+    parts += [_part(kind="added", text=k, url=reason_url(rules_url, k))
               for k in reasons_added if k != ISOLATION_KIND]
-    parts += [WhyPart(kind="removed", text=k, url=reason_url(rules_url, k))
+    parts += [_part(kind="removed", text=k, url=reason_url(rules_url, k))
               for k in reasons_removed if k != ISOLATION_KIND]
     if b is None:
         return tuple(parts)
     if b.risk_class != h.risk_class:
-        parts.append(WhyPart(kind="detail", text="risk", before=b.risk_class, after=h.risk_class))
+        parts.append(_part(kind="detail", text="risk", before=b.risk_class, after=h.risk_class))
     base_reasons = {r.kind: r for r in b.reasons}
     for reason in h.reasons:
         old = base_reasons.get(reason.kind)
@@ -488,13 +556,13 @@ def _no_links(_path: str, _line: int | None) -> str | None:
 
 
 def _row(change: ExportChange, blocking: set[tuple[str | None, str]],
-         waived: set[tuple[str | None, str]], link: LinkFor,
-         rules_url: str | None = None) -> ChangedRow:
+         waived: set[tuple[str | None, str]], link: LinkFor, *,
+         rules_url: str | None, memo: ViewMemo) -> ChangedRow:
     b, h = change.base, change.head
     latest: ExportRecommendation | None = h or b
     assert latest is not None  # a change always has one side
     key = (change.config_path, change.export_name)
-    why = why_parts(change, link, rules_url)
+    why = why_parts(change, link, rules_url, memo)
     if change.cost_unknown_head:
         why = (*why, WhyPart(kind="text",
                              text=f"cost unknown: {change.cost_unknown_why or 'no facts'}"))
@@ -643,6 +711,10 @@ class ViewOptions:
     base_sha: str
     head_sha: str
     facts: str
+    # The output boundary's redactor: the view's every value passes it (then its bound) when
+    # the view is built, before anything is escaped (`shown`). No default: a caller cannot
+    # forget it (`NoMasker` where no secret can reach the view).
+    mask: Masker
     run_url: str | None = None
     digest: str = ""
     since: SinceLastPush | None = None
@@ -659,7 +731,8 @@ class ViewOptions:
 
 
 def build_comment_view(diff: PlanDiff, gate: GateResult, options: ViewOptions) -> CommentView:
-    """Build the view with every row; `CommentView.with_budget` cuts it to a size."""
+    """Build the view with every row, every value redacted and bounded (`shown`);
+    `CommentView.with_budget` and `trimmed` cut it to a size."""
     o = options
     link, rules_url, checked, quiet, head = (o.link or _no_links, o.rules_url, o.checked,
                                              o.quiet, o.head)
@@ -669,7 +742,8 @@ def build_comment_view(diff: PlanDiff, gate: GateResult, options: ViewOptions) -
     renamed = {r.before: r for r in diff.group_renames}
     pure = [c for c in diff.changed_exports if _only_group_renamed(c, renamed)] if renamed else []
     pure_ids = {id(c) for c in pure}
-    rows = sorted((_row(c, blocking_keys, waived_keys, link, rules_url)
+    memo = ViewMemo()
+    rows = sorted((_row(c, blocking_keys, waived_keys, link, rules_url=rules_url, memo=memo)
                    for c in diff.changed_exports
                    if id(c) not in pure_ids), key=_row_priority)
     renames = _rename_lines(diff, pure)
@@ -704,7 +778,7 @@ def build_comment_view(diff: PlanDiff, gate: GateResult, options: ViewOptions) -
         "unplanned_cost": sum(1 for f in diff.findings
                               if f.kind == "unplanned-cost" and f.status == "new"),
     }
-    return CommentView(
+    return shown(CommentView(
         gate_id=o.gate_id, marker=o.marker, digest=o.digest, passed=gate.passed,
         headline=QUIET_HEADLINE if quiet and gate.passed else headline(gate.passed, counts),
         policy=gate.policy, counts=counts, quiet=quiet,
@@ -723,7 +797,7 @@ def build_comment_view(diff: PlanDiff, gate: GateResult, options: ViewOptions) -
         unplanned_cost=tuple(unplanned[:MAX_LISTED]),
         waivers_file=o.waivers_file,
         picture=build_picture(head, diff) if head is not None and (rows or warnings) else None,
-    )
+    ), o.mask)
 
 
 def _only_group_renamed(change: ExportChange, renamed: Mapping[str, GroupRename]) -> bool:

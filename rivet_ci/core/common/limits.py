@@ -12,6 +12,19 @@ from decimal import Decimal
 # GitHub allows 1 MiB per step summary.
 STEP_SUMMARY_LIMIT = 1_000_000
 
+# The longest a value a pull request controls is shown in the comment (and the job summary):
+# an export, source group, file, column or branch name, a waiver's line — anything from its
+# configs, its file names or its plan.json. Longer ones are elided in the middle (`…`) before
+# anything is escaped; plan.json keeps them whole (docs/action.md, "Size"). A message, which
+# quotes such names, is bounded at `COMMENT_TEXT_CHARS`; a link (a URL, a waiver line to paste)
+# longer than that is left out rather than cut. 128 holds a qualified PostgreSQL name
+# (63 + `.` + 63).
+COMMENT_NAME_CHARS = 128
+COMMENT_TEXT_CHARS = 4 * COMMENT_NAME_CHARS
+# The longest backtick string cmark-gfm (GitHub's Markdown engine) takes as a code span's fence:
+# a longer one is text, and what it would have fenced is read as Markdown.
+CODE_SPAN_MAX_FENCE = 80
+
 # The largest JSON input read whole (an event payload, a plan to show): GitHub caps a webhook
 # payload at 25 MB; a plan document of 100,000 exports is ~500 MB (facts files and plan
 # documents rivet-ci writes are read by their own paths, not capped here).

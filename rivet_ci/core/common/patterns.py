@@ -14,6 +14,10 @@ COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 COMMIT_SHA_PREFIX = re.compile(r"[0-9a-f]{7,64}")
 # The action's `id` input: names the gate's sticky comment (its marker carries it).
 GATE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# A UTC time to the second, as the comment's marker and a plan document's `generated_at` write it.
+UTC_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+# How long facts stay fresh (the action's `facts-max-age`, `rivet-ci post --facts-max-age`).
+FACTS_MAX_AGE = re.compile(r"\d{1,5}[hd]")
 # `owner/name` of a GitHub repository.
 REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 # rivet's `${NAME}` placeholder in config text (rivet-config.md: the name runs to the first `}`).
