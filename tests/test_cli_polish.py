@@ -93,6 +93,6 @@ def test_help_documents_every_default_and_ends_with_two_examples(command: str) -
     blocks = re.split(r"\n(?=  -)", help_text.split("examples:")[0])
     for block in blocks:
         name = block.strip().split()[0] if block.startswith("  -") else ""
-        if not name or name in ("-h,", "--base", "--comment-file"):
+        if not name or name in ("-h,", "--base", "--plan"):
             continue
         assert "default" in block, f"{command} {name} does not say its default:\n{block}"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from support.fake_github import FakeGitHub
-from support.pr import Result, run_cli
+from support.pr import Result, review_plan_text, run_cli
 
 from rivet_ci.adapters.github.client import GitHubClient, github_wire
 from rivet_ci.adapters.github.forge import GitHubForge
@@ -49,9 +49,9 @@ def _event(tmp_path: Path, *, head_repo: str, head_branch: str, head_sha: str = 
 
 
 def _post(gh: FakeGitHub, tmp_path: Path, event: Path, head: str = SHA) -> Result:
-    comment = tmp_path / "comment.md"
-    comment.write_text(f"{make_marker('default', head, STAMP)}\nbody\n")
-    return run_cli(["post", "--comment-file", str(comment), "--run-id", "99"], cwd=tmp_path,
+    plan = tmp_path / "plan.json"
+    plan.write_text(review_plan_text(head))
+    return run_cli(["post", "--plan", str(plan), "--run-id", "99"], cwd=tmp_path,
                    environ={"GITHUB_API_URL": gh.url, "GITHUB_TOKEN": TOKEN,
                             "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_PATH": str(event)})
 

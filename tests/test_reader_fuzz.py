@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.action import PR, REPO, Workspace, on_base, run_action
 from support.fake_github import FakeGitHub
-from support.pr import Result, run_cli
+from support.pr import Result, review_plan_text, run_cli
 
 from rivet_ci.adapters.plan_cache import PlanCache
 from rivet_ci.core.comment.marker import parse_leading_marker, parse_marker
@@ -85,9 +85,8 @@ def test_a_facts_file_never_crashes_plan(tmp_path: Path, data: bytes) -> None:
 @given(data=HOSTILE)
 def test_an_event_payload_never_crashes_post(tmp_path: Path, data: bytes) -> None:
     (tmp_path / "event.json").write_bytes(data)
-    (tmp_path / "c.md").write_text("<!-- rivet-ci:comment id=default head=" + "a" * 40
-                                   + " at=2026-11-29T12:00:00Z -->\nbody\n")
-    result = run_cli(["post", "--comment-file", "c.md"], cwd=tmp_path, environ={
+    (tmp_path / "plan.json").write_text(review_plan_text("a" * 40))
+    result = run_cli(["post", "--plan", "plan.json"], cwd=tmp_path, environ={
         "GITHUB_EVENT_PATH": "event.json", "GITHUB_TOKEN": "ghs_x" * 4,
         "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": "http://127.0.0.1:9"})
     _assert_clean(result)

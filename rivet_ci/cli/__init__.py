@@ -69,8 +69,8 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "show": ("rivet-ci show plan.json",
              "rivet plan --format json > rivet.json && rivet-ci show rivet.json --format json"),
     **{runner.entry.name: runner.entry.examples for runner in runners()},
-    "post": ("rivet-ci post --comment-file rivet-ci-comment-default.md --pr 42",
-             "rivet-ci post --comment-file comment.md --run-id 4242 --id warehouse"),
+    "post": ("rivet-ci post --plan plan.json --pr 42",
+             "rivet-ci post --plan rivet-ci-plan/plan.json --run-id 4242 --id warehouse"),
     "schema": ("rivet-ci schema > plan.schema.json",
                "rivet-ci schema | check-jsonschema --schemafile /dev/stdin plan.json"),
 }

@@ -1,21 +1,28 @@
-"""`rivet-ci post`: publish a comment rendered by another run (the fork-safe second workflow).
+"""`rivet-ci post`: the comment of a read-only run, rendered and posted by a trusted one (the
+fork-safe second workflow).
 
-A pull request from a fork runs with a read-only token, so the action only writes its comment to
-a file; a trusted `workflow_run` workflow downloads that file as an artifact and runs this
-command. That workflow holds a write token, so it must never check out or run the pull request's
-code, and this command only treats the file as data: it checks its size and its rivet-ci marker,
-finds the pull request from the triggering run (never from the artifact), and posts it.
+A pull request from a fork runs with a read-only token, so its run cannot comment; a trusted
+`workflow_run` workflow downloads that run's `plan.json` as an artifact and runs this command.
+That workflow holds a write token, so it must never check out or run the pull request's code —
+and it never posts anything the fork wrote either: the fork's run is the fork's (it runs the
+fork's copy of the workflow), so its artifact may hold anything. This command reads `plan.json`
+as data only:
 
-The artifact is written by the fork's own copy of the workflow, so anything in it may be forged.
-What is checked: the body fits GitHub's limit, carries a marker for this gate id, and — when the
-event names the triggering run's head commit — was rendered for that commit, so a forged "newer"
-head cannot shadow a later real comment.
+- validated as strictly as the plan document's JSON Schema, then for what the schema cannot say
+  (`core/formats/diff_reader.py`); anything else is refused (exit 2) naming the field;
+- the comment is rendered here, by the trusted template (rivet-ci's own, or `--template-dir`
+  of this workflow), through the same view as the action's — every value redacted, bounded
+  and escaped — so no mention, link, image or HTML of the fork's reaches the pull request;
+- the pull request comes from the triggering run (never from the artifact), and the document
+  must be of the commit that run built, so a forged "newer" head cannot shadow a later real
+  comment.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +31,34 @@ from rivet_ci.adapters.github.event import read_event as read_event_file
 from rivet_ci.adapters.github.forge import GitHubForge
 from rivet_ci.adapters.github.models import WorkflowRun
 from rivet_ci.adapters.github.pulls import AmbiguousPullError, find_pull_for_run
-from rivet_ci.adapters.github.runner import GITHUB_COMMENT_LIMIT
+from rivet_ci.adapters.github.runner import DEFAULT_SERVER_URL, blob_linker
 from rivet_ci.commands.context import Context
-from rivet_ci.core.comment.marker import Marker, parse_marker
+from rivet_ci.core.common.limits import MAX_JSON_INPUT_BYTES
+from rivet_ci.core.common.patterns import FACTS_MAX_AGE
+from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
-from rivet_ci.review.sticky import Behaviour, CommentAction, upsert_comment
+from rivet_ci.review.sticky import Behaviour, CommentAction, find_own_comment, upsert_comment
 
 DEFAULT_API_URL = "https://api.github.com"
+RENAMED = ("--comment-file is gone: `rivet-ci post` no longer posts a comment a run wrote (a "
+           "fork's run may write anything). Pass the run's plan.json instead: `--plan "
+           "plan.json` (docs/action.md, \"Pull requests from forks\")")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "post", help="post a comment file rendered by a read-only run (fork-safe workflow_run)",
-        description="Post the comment a read-only pull-request run saved to a file. Meant for a "
-                    "trusted `workflow_run` workflow: it reads the file as data and never runs "
-                    "pull-request code. Token from GITHUB_TOKEN, API from GITHUB_API_URL, "
+        "post", help="render and post the comment of a read-only run from its plan.json "
+                     "(fork-safe workflow_run)",
+        description="Render the comment of a read-only pull-request run from the plan.json it "
+                    "saved, and post it. Meant for a trusted `workflow_run` workflow: it reads "
+                    "the file as data, renders the comment with the trusted template and never "
+                    "runs pull-request code. Token from GITHUB_TOKEN, API from GITHUB_API_URL, "
                     "repository from GITHUB_REPOSITORY (or --repo).")
-    p.add_argument("--comment-file", required=True, type=Path, metavar="FILE",
-                   help="the Markdown comment written by `rivet-ci action` (comment-file output)")
+    p.add_argument("--plan", type=Path, metavar="PLAN_JSON",
+                   help="the plan.json `rivet-ci action` wrote for the pull request (its "
+                        "plan-path output); required")
+    p.add_argument("--comment-file", type=Path, help=argparse.SUPPRESS)  # refused: RENAMED
     p.add_argument("--repo", metavar="OWNER/NAME",
                    help="repository of the pull request (default: GITHUB_REPOSITORY)")
     target = p.add_mutually_exclusive_group()
@@ -52,34 +68,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="id of the triggering workflow run; must match the workflow_run "
                              "event at GITHUB_EVENT_PATH, which names the pull request")
     p.add_argument("--id", default="default", dest="gate_id",
-                   help="gate id the comment must carry (default: default)")
+                   help="gate id of the comment, as the action's `id` (default: default)")
     p.add_argument("--comment", choices=("update", "recreate", "new"), default="update",
                    help="update rivet-ci's comment in place (default), recreate it at the "
                         "bottom, or always post a new one")
+    # The action's inputs that shape the comment's words: give them as the plan workflow does.
+    p.add_argument("--waivers", default=DEFAULT_WAIVERS_FILE, metavar="FILE",
+                   help=f"the action's `waivers` input (default: {DEFAULT_WAIVERS_FILE})")
+    p.add_argument("--waiver-in-pr", choices=("block", "allow"), default="block",
+                   help="the action's `waiver-in-pr` input (default: block)")
+    p.add_argument("--facts-max-age", default="7d", metavar="AGE",
+                   help="the action's `facts-max-age` input, e.g. 36h or 7d (default: 7d)")
+    p.add_argument("--template-dir", type=Path, metavar="DIR",
+                   help="a folder of this workflow's own with a comment.md.j2 (the action's "
+                        "`template-dir` from the default branch; never the pull request's) "
+                        "(default: rivet-ci's own template)")
+    p.add_argument("--docs-ref", metavar="REF",
+                   help="the commit (or vX.Y.Z tag) of rivet-ci the plan workflow runs (its "
+                        "`uses:` ref): the comment's links to the docs point there (default: "
+                        "this version's release tag; main before its release)")
 
 
-def read_comment(path: Path, cwd: Path, gate_id: str) -> tuple[str, Marker]:
-    """The comment body and its marker; a `UsageError` when the file cannot be posted."""
+def read_plan(path: Path, cwd: Path) -> Any:
+    """The review `path` records (`core/formats/diff_reader.read_pull_request`); a
+    `UsageError` naming the file and the field when it is not a valid one."""
+    from rivet_ci.core.formats.diff_reader import read_pull_request
+    from rivet_ci.core.formats.plan_format import DocumentError
+
     target = path if path.is_absolute() else cwd / path
     try:
-        body = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the comment file {path}: {exc}") from None
-    if len(body) > GITHUB_COMMENT_LIMIT:
-        raise UsageError(
-            f"the comment file {path} has {len(body):,} characters, over GitHub's limit of "
-            f"{GITHUB_COMMENT_LIMIT:,}; `rivet-ci action` never writes one that long, so it was "
-            "not produced by rivet-ci (or was altered)")
-    marker = parse_marker(body)
-    if marker is None:
-        raise UsageError(
-            f"the comment file {path} has no rivet-ci marker (<!-- rivet-ci:comment ... -->); "
-            "pass the file named by the action's `comment-file` output")
-    if marker.gate_id != gate_id:
-        raise UsageError(
-            f"the comment file {path} is for gate id {marker.gate_id!r}, not {gate_id!r}; "
-            f"pass --id {marker.gate_id} if that is the gate you mean")
-    return body, marker
+        with target.open("rb") as stream:
+            data = stream.read(MAX_JSON_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read the plan {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_JSON_INPUT_BYTES:
+        raise UsageError(f"the plan {path} is over {MAX_JSON_INPUT_BYTES:,} bytes")
+    try:
+        return read_pull_request(data, path=path.as_posix())
+    except DocumentError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def read_event(environ: Mapping[str, str], cwd: Path) -> dict[str, Any] | None:
@@ -130,9 +157,27 @@ def pull_of_run(client: GitHubClient, repo: str, run: dict[str, Any]) -> int | N
     return pull.number if pull is not None else None
 
 
+def max_age(text: str) -> timedelta:
+    """`36h`, `7d` (the action's `facts-max-age`)."""
+    if not FACTS_MAX_AGE.fullmatch(text):
+        raise UsageError(f"--facts-max-age {text!r}: give hours or days, like 36h or 7d")
+    amount, unit = int(text[:-1]), text[-1]
+    return timedelta(hours=amount) if unit == "h" else timedelta(days=amount)
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from rivet_ci.review.comment import CommentOptions, comment_from_record, is_docs_ref
+
+    if args.comment_file is not None:
+        raise UsageError(RENAMED)
+    if args.plan is None:
+        raise UsageError("pass --plan PLAN_JSON: the plan.json the pull request's run wrote")
     env = ctx.environ
-    body, marker = read_comment(args.comment_file, ctx.cwd, args.gate_id)
+    age = max_age(args.facts_max_age)
+    if args.docs_ref is not None and not is_docs_ref(args.docs_ref):
+        raise UsageError(f"--docs-ref {args.docs_ref!r}: give the full commit sha (or the "
+                         "vX.Y.Z tag) of rivet-ci that the plan workflow `uses:`")
+    record = read_plan(args.plan, ctx.cwd)
     repo = args.repo or env.get("GITHUB_REPOSITORY", "").strip()
     if not repo:
         raise UsageError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
@@ -141,6 +186,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("GITHUB_TOKEN is not set: pass `GITHUB_TOKEN: ${{ github.token }}` in "
                          "the step's env (the workflow needs `pull-requests: write`)")
     api_url = env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+    server_url = env.get("GITHUB_SERVER_URL", "").strip() or DEFAULT_SERVER_URL
     try:
         client = GitHubClient(github_wire(api_url=api_url, token=token))
     except ValueError as exc:
@@ -148,22 +194,45 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     run_event = None if args.pr is not None else workflow_run_of(
         read_event(env, ctx.cwd), args.run_id)
+    run_id = args.run_id
     if run_event is not None:
         run_head = _string(run_event, "head_sha")
-        if run_head is not None and not run_head.lower().startswith(marker.head_sha):
+        if run_head is not None and run_head.lower() != record.head_sha:
             raise UsageError(
-                f"the comment was rendered for commit {marker.head_sha[:12]}, but the "
+                f"{args.plan} is the plan of commit {record.head_sha[:12]}, but the "
                 f"triggering run built {run_head[:12]}; refusing to post a comment for another "
                 "commit")
+        run_id = run_event.get("id") if isinstance(run_event.get("id"), int) else run_id
     try:
         number = args.pr if run_event is None else pull_of_run(client, repo, run_event)
         if number is None:
             ctx.stdout.write("rivet-ci: no open pull request has exactly the triggering run's "
                              "head (closed, merged or pushed to meanwhile?); nothing posted\n")
             return OK
-        outcome = upsert_comment(GitHubForge(client, repo, number), body=body, short_body=body,
-                                 gate_id=marker.gate_id, head_sha=marker.head_sha,
-                                 behaviour=Behaviour(args.comment))
+        forge = GitHubForge(client, repo, number, server_url=server_url)
+
+        def previous_body() -> str | None:  # for "since your last push", as the action reads it
+            if args.comment == "new":
+                return None
+            try:
+                found = find_own_comment(forge, gate_id=args.gate_id)
+            except GitHubError:  # as in the action: no previous comment, never a failed run
+                return None
+            return found.body if found is not None else None
+
+        options = CommentOptions(
+            gate_id=args.gate_id, comment_limit=GitHubForge.comment_limit,
+            run_url=(f"{server_url.rstrip('/')}/{repo}/actions/runs/{run_id}"
+                     if run_id is not None else None),
+            links=lambda sha: blob_linker(server_url, repo, sha),
+            template_dir=args.template_dir, previous_body=previous_body,
+            docs_at=args.docs_ref,
+            facts_max_age=age)
+        bodies = comment_from_record(record, options, redact=ctx.redact,
+                                     waiver_in_pr=args.waiver_in_pr, waivers_file=args.waivers)
+        outcome = upsert_comment(forge, body=ctx.redact(bodies.comment),
+                                 short_body=ctx.redact(bodies.short), gate_id=args.gate_id,
+                                 head_sha=record.head_sha, behaviour=Behaviour(args.comment))
     except ValueError as exc:  # a malformed --repo
         raise UsageError(str(exc)) from None
     except GitHubError as exc:

@@ -26,7 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from rivet_ci.adapters.git import compile_globs
 from rivet_ci.adapters.github.runner import RUNNER
-from rivet_ci.core.common.patterns import COMMIT_SHA, GATE_ID, REPOSITORY
+from rivet_ci.core.common.patterns import COMMIT_SHA, FACTS_MAX_AGE, GATE_ID, REPOSITORY
 from rivet_ci.core.gate.policy import PolicyError, parse_policy
 from rivet_ci.errors import UsageError
 from rivet_ci.output.redaction import SHELL_NAMES, is_secret_name
@@ -164,7 +164,7 @@ class ActionSettings(BaseModel):
     facts_artifact: str | None = Field(default=None, pattern=r"^[^\x00-\x1f/\\:<>|*?\"]{1,256}$")
     facts_workflow: str | None = Field(default=None, pattern=r"^\.github/workflows/[^\x00-\x1f]+$")
     # Facts captured longer ago than this are shown as stale: `36h`, `7d` (default).
-    facts_max_age: str = Field(default="7d", pattern=r"^\d{1,5}[hd]$")
+    facts_max_age: str = Field(default="7d", pattern=rf"^{FACTS_MAX_AGE.pattern}$")
 
     # -- the run, from GitHub's variables -------------------------------------------------------
     event_name: str

@@ -4,8 +4,8 @@ on any forge (`rivet_ci.adapters.forge.Forge`; GitHub's is `adapters/github/forg
 The comment is recognised by its marker (`rivet_ci.core.comment.marker`) and its author;
 `Behaviour` says whether it is edited in place, recreated at the bottom, always new, or not
 posted; a body the forge rejects as too long falls back to the short body; a token that may
-not write (a pull request from a fork) is an outcome (`FORBIDDEN`), not an error, so the
-caller can save the comment for a trusted workflow (`rivet-ci post`).
+not write (a pull request from a fork) is an outcome (`FORBIDDEN`), not an error: a trusted
+workflow renders the comment from the run's plan.json and posts it (`rivet-ci post`).
 """
 
 from __future__ import annotations

@@ -139,6 +139,29 @@ def write_facts(path: Path, exports: Mapping[str, Mapping[str, Any]]) -> Path:
     return path
 
 
+# --- a pull request's plan.json --------------------------------------------------------------
+
+
+def review_plan_text(head_sha: str, base_sha: str = "0" * 40, *,
+                     generated_at: str = "2026-11-29T12:00:00Z") -> str:
+    """The plan.json of a pull request that changes nothing (written by rivet-ci's own
+    writer): what `rivet-ci post` needs when a test is about the pull request it finds."""
+    from rivet_ci import __version__
+    from rivet_ci.core.formats.diff_document import pull_request_document
+    from rivet_ci.core.formats.document import dump_json
+    from rivet_ci.core.gate.diff import PlanDiff
+    from rivet_ci.core.gate.policy import GateResult
+    from rivet_ci.core.plan.planner import FactsOrigin, Plan
+
+    empty = Plan(configs=(), facts=FactsOrigin(kind="none"))
+    diff = PlanDiff(exports=(), warnings=(), order_moves=(), findings=(), head_problems=())
+    gate = GateResult(passed=True, blocking=(), policy="config-error, no-configs")
+    return dump_json(pull_request_document(
+        empty, empty, diff, gate, base_sha=base_sha, head_sha=head_sha, changed_files=[],
+        generated_at=generated_at, version=__version__,
+        review={"base_files": 0, "head_files": 0, "narrowed": False}))
+
+
 # --- running the CLI in-process --------------------------------------------------------------
 
 
