@@ -2,7 +2,7 @@
 
 Builds pull requests in temporary git repositories — the bundled example with a realistic
 change, a mass change of 3,000 exports, and (with `--scenarios`) a source-group rename, a
-one-key typo and a new heavy export — runs `rivet-ci diff` on each, renders the Markdown with
+one-key typo, a new heavy export and long, hostile names — runs `rivet-ci diff` on each, renders the Markdown with
 GitHub's own engine (cmark-gfm), wraps it in GitHub-like CSS (light, and dark with `--dark`)
 at the width of a PR comment (~780 px of text), draws each ```mermaid block with the `mermaid`
 npm package as GitHub does, and screenshots it with headless Chromium (Debian `chromium`).
@@ -216,6 +216,22 @@ def new_heavy(tmp: Path) -> str:
     return diff_comment(repo, "--facts", "facts.yaml", "--fail-on", "new-isolation")
 
 
+def long_names(tmp: Path) -> str:
+    """Names a pull request chose, long and hostile: each shown bounded and inert."""
+    # (an export name is filename-safe for rivet: no `/`)
+    export_name = "orders_" + "`@octocat <img src=x onerror=alert(1)> ![p](x) [l](x) " * 8 + "end"
+    group = "replica_" + "![p](https://evil.example/p.png) ** " * 10 + "hot"
+    file = "rivet/" + "team_" * 30 + "orders.yaml"
+    repo = Repo.init(tmp / "long")
+    write_facts(repo.path / "facts.yaml", {export_name: heavy_facts(), "events": heavy_facts()})
+    repo.commit("base", {file: config(chunked("events", group=group))})
+    repo.checkout("feature", new=True)
+    repo.commit("add", {file: config(chunked("events", group=group),
+                                     chunked(export_name, group=group, table="public.wide"))})
+    os.chdir(repo.path)
+    return diff_comment(repo, "--facts", "facts.yaml", "--fail-on", "new-isolation")
+
+
 def mermaid_js(node_dir: Path) -> Path:
     """The `mermaid` package's browser bundle, installed with npm into `node_dir` once."""
     bundle = node_dir / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
@@ -273,6 +289,7 @@ SCENARIOS: list[Scenario] = [
     ("comment-rename", rename, "source group renamed"),
     ("comment-typo", typo, "a one-key typo"),
     ("comment-new-heavy", new_heavy, "a new heavy export"),
+    ("comment-long-names", long_names, "long, hostile names"),
 ]
 
 
@@ -280,7 +297,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--scenarios", action="store_true",
-                        help="also the rename, typo and new-heavy-export pull requests")
+                        help="also the rename, typo, new-heavy-export and long-names pull "
+                             "requests")
     parser.add_argument("--dark", action="store_true", help="also each one in the dark theme")
     parser.add_argument("--node-dir", type=Path, default=Path("/var/tmp/rivet-ci-node"),
                         help="where npm installs the mermaid package (outside the repository)")

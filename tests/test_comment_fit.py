@@ -166,7 +166,7 @@ def test_bounds_by_kind_after_redaction() -> None:
     assert rows[0].why is rows[1].why
     bounded_rows = shown(view.model_copy(update={"rows": rows}), NoMasker()).rows
     assert bounded_rows[0].why is bounded_rows[1].why
-    assert len(bounded_rows[0].why[0].text) == COMMENT_TEXT_CHARS
+    assert len(bounded_rows[0].why[0].text) == COMMENT_NAME_CHARS  # a name (its group)
     assert shown(crowded(), NoMasker()).blocking[0] is not None
     plain = crowded()
     assert shown(plain, NoMasker()) is plain  # nothing over its bound: the same object

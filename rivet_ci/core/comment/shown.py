@@ -54,6 +54,20 @@ FIELD_KINDS: dict[str, Kind] = {
 }
 BOUNDS: dict[Kind, int] = {"name": COMMENT_NAME_CHARS, "text": COMMENT_TEXT_CHARS,
                            "link": COMMENT_TEXT_CHARS}
+# A field of one model whose kind differs from its name's elsewhere: a why part's `text` is a
+# reason kind, a label or a name (its group, its file), shown in a table cell.
+MODEL_FIELD_KINDS: dict[tuple[str, str], Kind] = {("WhyPart", "text"): "name"}
+_BY_MODEL: dict[type, dict[str, Kind]] = {}
+
+
+def field_kinds(model: type[BaseModel]) -> dict[str, Kind]:
+    """The kind of each field of `model` (computed once per model)."""
+    found = _BY_MODEL.get(model)
+    if found is None:
+        found = _BY_MODEL[model] = {
+            name: MODEL_FIELD_KINDS.get((model.__name__, name), FIELD_KINDS.get(name, "name"))
+            for name in model.model_fields}
+    return found
 
 
 class Masker(Protocol):
@@ -117,7 +131,7 @@ def _survey(root: BaseModel, strings: list[str]) -> bool:
     of 3,000 rows holds ~30,000 strings: a tight loop, strings handled where they are met.)"""
     seen: set[int] = set()
     over = False
-    kinds, limits = FIELD_KINDS, _LIMITS
+    limits = _LIMITS
     stack: list[tuple[Any, Kind]] = [(root, "name")]
     push, pop, add = stack.append, stack.pop, strings.append
     while stack:
@@ -127,14 +141,15 @@ def _survey(root: BaseModel, strings: list[str]) -> bool:
             continue
         seen.add(key)
         if isinstance(item, BaseModel):
+            kinds = field_kinds(type(item))
             for name, value in item.__dict__.items():
                 if type(value) is str:
                     add(value)
-                    bound = limits[kinds.get(name, "name")]
+                    bound = limits[kinds[name]]
                     if bound is not None and len(value) > bound:
                         over = True
                 elif value is not None and type(value) not in _PLAIN_TYPES:
-                    push((value, kinds.get(name, "name")))
+                    push((value, kinds[name]))
             continue
         values = (item.values() if isinstance(item, dict)
                   else item if isinstance(item, tuple | list) else ())
@@ -173,8 +188,9 @@ class _Rebuild:
     def _rebuilt(self, item: Any, kind: Kind) -> Any:
         if isinstance(item, BaseModel):
             update = {}
+            kinds = field_kinds(type(item))
             for name, value in item.__dict__.items():
-                new = self.value(value, FIELD_KINDS.get(name, "name"))
+                new = self.value(value, kinds[name])
                 if new is not value and new != value:
                     update[name] = new
             return item.model_copy(update=update) if update else item
