@@ -20,12 +20,11 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import Any
 
-import cmarkgfm
 import pytest
-from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+from support.generated.goldens import comment_html
 from support.pr import Repo, chunked, config, export, heavy_facts, write_facts
 
 from rivet_ci.adapters.files import load_facts_file
@@ -177,9 +176,8 @@ class Shape(HTMLParser):
 
 
 def shape(markdown: str) -> Shape:
-    html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
     parsed = Shape()
-    parsed.feed(html)
+    parsed.feed(comment_html(markdown))  # cmark-gfm, GitHub's flavour, raw HTML kept
     return parsed
 
 
