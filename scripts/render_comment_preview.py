@@ -2,10 +2,11 @@
 
 Builds pull requests in temporary git repositories — the bundled example with a realistic
 change, a mass change of 3,000 exports, and (with `--scenarios`) a source-group rename, a
-one-key typo, a new heavy export and long, hostile names — runs `rivet-ci diff` on each, renders the Markdown with
-GitHub's own engine (cmark-gfm), wraps it in GitHub-like CSS (light, and dark with `--dark`)
-at the width of a PR comment (~780 px of text), draws each ```mermaid block with the `mermaid`
-npm package as GitHub does, and screenshots it with headless Chromium (Debian `chromium`).
+one-key typo, a new heavy export and long, hostile names — runs `rivet-ci diff` on each,
+renders the Markdown with GitHub's own engine (cmark-gfm), wraps it in GitHub-like CSS (light,
+and dark with `--dark`) at the width of a PR comment (~780 px of text), draws each ```mermaid
+block with the `mermaid` npm package as GitHub does, and screenshots it with headless Chromium
+(Debian `chromium`).
 
     .venv/bin/python scripts/render_comment_preview.py            # writes docs/comment-*.png
     .venv/bin/python scripts/render_comment_preview.py --out /tmp --scenarios --dark
