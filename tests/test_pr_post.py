@@ -230,6 +230,21 @@ def test_the_gate_id_and_the_comment_inputs_shape_the_comment(
     assert f"/blob/{'c' * 40}/docs/scoring-rules.md" in comment["body"]
 
 
+def test_a_template_dir_of_the_trusted_workflow_renders_the_comment(
+        gh: FakeGitHub, tmp_path: Path, review_plan: dict[str, Any]) -> None:
+    templates = tmp_path / "templates"  # the trusted workflow's own (its default branch)
+    templates.mkdir()
+    (templates / "comment.md.j2").write_text(
+        '{% extends "base/comment.md.j2" %}{% block footer %}\n\n_Ask in #data._{% endblock %}',
+        encoding="utf-8")
+    result = post(gh, tmp_path, "--plan", str(plan_file(tmp_path, review_plan)), "--pr", "7",
+                  "--template-dir", "templates")
+    assert result.code == 0, result.stderr
+    (comment,) = gh.comments(REPO, PR)
+    assert comment["body"].endswith("\n\n_Ask in #data._\n")  # its footer
+    assert "🔒 runs alone on `replica_a`" in comment["body"]  # every other block inherited
+
+
 # -- refusals: exit 2, nothing posted ------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ import argparse
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rivet_ci.adapters.github.client import GitHubClient, GitHubError, github_wire
 from rivet_ci.adapters.github.event import read_event as read_event_file
@@ -39,6 +39,9 @@ from rivet_ci.core.gate.waivers import DEFAULT_WAIVERS_FILE
 from rivet_ci.errors import UsageError
 from rivet_ci.exit_codes import OK
 from rivet_ci.review.sticky import Behaviour, CommentAction, find_own_comment, upsert_comment
+
+if TYPE_CHECKING:
+    from rivet_ci.core.formats.diff_reader import PullRequestRecord
 
 DEFAULT_API_URL = "https://api.github.com"
 RENAMED = ("--comment-file is gone: `rivet-ci post` no longer posts a comment a run wrote (a "
@@ -89,7 +92,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "this version's release tag; main before its release)")
 
 
-def read_plan(path: Path, cwd: Path) -> Any:
+def read_plan(path: Path, cwd: Path) -> PullRequestRecord:
     """The review `path` records (`core/formats/diff_reader.read_pull_request`); a
     `UsageError` naming the file and the field when it is not a valid one."""
     from rivet_ci.core.formats.diff_reader import read_pull_request
@@ -225,7 +228,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             run_url=(f"{server_url.rstrip('/')}/{repo}/actions/runs/{run_id}"
                      if run_id is not None else None),
             links=lambda sha: blob_linker(server_url, repo, sha),
-            template_dir=args.template_dir, previous_body=previous_body,
+            template_dir=None if args.template_dir is None else ctx.cwd / args.template_dir,
+            previous_body=previous_body,
             docs_at=args.docs_ref,
             facts_max_age=age)
         bodies = comment_from_record(record, options, redact=ctx.redact,
